@@ -1,0 +1,146 @@
+import { BudgetExceeded, InvalidToolArguments, RunCancelled, ToolTimeout } from '../errors.js';
+import type { CallContext } from '../tools/call-context.js';
+import { defaultRender, formatToolError, renderSuccess } from '../tools/render.js';
+import { isToolResult } from '../tools/result.js';
+import type { ResultRenderer, Tool } from '../tools/tool.js';
+import { truncateOutput } from '../tools/truncate.js';
+import { validateArguments } from '../tools/validate.js';
+
+/** Everything one tool-call actor needs; built by the run core at dispatch. */
+export interface CallJob {
+  readonly tool: Tool;
+  /** Raw parsed arguments from the model (what policies see). */
+  readonly raw: Record<string, unknown>;
+  /** Arguments preflight already validated; reused by the first attempt when no policy can change them. */
+  readonly validated: unknown;
+  readonly ctx: CallContext<any>;
+  readonly retries: number;
+  readonly timeoutMs: number | undefined;
+  readonly maxOutputChars: number | null;
+  readonly agentRenderer: ResultRenderer | undefined;
+  onAttemptFailed(error: Error, attempt: number, willRetry: boolean): void;
+}
+
+export interface CallOutcome {
+  readonly result: unknown;
+  readonly output: string;
+  readonly isError: boolean;
+  readonly details: unknown;
+  readonly terminate: boolean;
+  /** Set when the failure must reach the run: RunCancelled ends it, BudgetExceeded stops it. */
+  readonly runSignal?: RunCancelled | BudgetExceeded;
+}
+
+/** Backoff before attempt n+1 after attempt n failed: min(5000, 100·2^(n-1)) ms, no jitter. */
+export function retryDelayMs(failedAttempt: number): number {
+  return Math.min(5000, 100 * 2 ** (failedAttempt - 1));
+}
+
+/**
+ * Runs a call to its single outcome: retries wrap the whole policy chain, each attempt
+ * gets a fresh shallow copy of the arguments and its own timeout. Never rejects.
+ */
+export async function executeCall(job: CallJob): Promise<CallOutcome> {
+  const attempts = 1 + job.retries;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const value = await runAttempt(job, attempt);
+      return finish(job, value);
+    } catch (caught) {
+      const error = caught instanceof Error ? caught : new Error(defaultRender(caught));
+      const final = error instanceof RunCancelled || error instanceof BudgetExceeded || error instanceof InvalidToolArguments;
+      const willRetry = !final && attempt < attempts && !job.ctx.signal.aborted;
+      job.onAttemptFailed(error, attempt, willRetry);
+      if (!willRetry) {
+        const runSignal = error instanceof RunCancelled || error instanceof BudgetExceeded ? error : undefined;
+        return { result: undefined, output: cap(job, formatToolError(error)), isError: true, details: undefined, terminate: false, runSignal };
+      }
+      await sleep(retryDelayMs(attempt), job.ctx.signal);
+    }
+  }
+}
+
+function runAttempt(job: CallJob, attempt: number): Promise<unknown> {
+  const { tool, ctx } = job;
+  const innermost = (args: unknown): Promise<unknown> =>
+    // Validation sits at the function boundary, inside every policy.
+    Promise.resolve(tool.execute(args === job.raw ? job.validated : validateArguments(tool, args), ctx));
+  let chain: (args: unknown) => Promise<unknown> = innermost;
+  for (let i = tool.policies.length - 1; i >= 0; i--) {
+    const policy = tool.policies[i]!;
+    const next = chain;
+    chain = (args) => Promise.resolve(policy((a) => next(a), args, ctx));
+  }
+  // The first attempt without policies reuses preflight's validation; anything else starts from a fresh copy.
+  const args = attempt === 1 && tool.policies.length === 0 ? job.raw : { ...job.raw };
+  if (job.timeoutMs === undefined) return invoke(chain, args);
+  return withTimeout(job, chain, args);
+}
+
+async function invoke(chain: (args: unknown) => Promise<unknown>, args: unknown): Promise<unknown> {
+  return chain(args);
+}
+
+async function withTimeout(job: CallJob, chain: (args: unknown) => Promise<unknown>, args: unknown): Promise<unknown> {
+  const { ctx } = job;
+  const runSignal = ctx.signal;
+  const controller = new AbortController();
+  const forward = (): void => controller.abort(runSignal.reason);
+  if (runSignal.aborted) controller.abort(runSignal.reason);
+  else runSignal.addEventListener('abort', forward, { once: true });
+  ctx.attemptSignal = controller.signal;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      invoke(chain, args),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const error = new ToolTimeout(job.tool.name, job.timeoutMs!);
+          controller.abort(error);
+          reject(error);
+        }, job.timeoutMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    runSignal.removeEventListener('abort', forward);
+    ctx.attemptSignal = undefined;
+  }
+}
+
+function finish(job: CallJob, value: unknown): CallOutcome {
+  if (isToolResult(value)) {
+    const { content } = value;
+    if (value.isError) {
+      // Error results bypass renderers.
+      return { result: undefined, output: cap(job, defaultRender(content)), isError: true, details: value.details, terminate: value.terminate === true };
+    }
+    const rendered = typeof content === 'string' ? { output: content, isError: false } : renderSuccess(content, job.ctx, job.tool.resultRenderer, job.agentRenderer);
+    return shape(job, content, rendered, value.details, value.terminate === true);
+  }
+  return shape(job, value, renderSuccess(value, job.ctx, job.tool.resultRenderer, job.agentRenderer), undefined, false);
+}
+
+function shape(job: CallJob, raw: unknown, rendered: { output: string; isError: boolean }, details: unknown, terminate: boolean): CallOutcome {
+  const { text, truncated } = truncateOutput(rendered.output, job.maxOutputChars);
+  // A truncated result drops its raw value, so huge payloads never outlive the call.
+  const result = rendered.isError || truncated ? undefined : raw;
+  return { result, output: text, isError: rendered.isError, details, terminate: terminate && !rendered.isError };
+}
+
+function cap(job: CallJob, text: string): string {
+  return truncateOutput(text, job.maxOutputChars).text;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

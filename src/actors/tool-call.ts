@@ -1,0 +1,39 @@
+import type { ActorLogic, AnyActorRef, EventObject, Snapshot } from 'xstate';
+import { executeCall, type CallJob, type CallOutcome } from './call-pipeline.js';
+
+export type ToolCallSnapshot = Snapshot<CallOutcome> & {
+  /** Small, serialisable view for inspectors; the job itself stays out of persisted snapshots. */
+  readonly context: { readonly callId: string; readonly tool: string };
+  readonly job: CallJob | undefined;
+};
+
+type ToolCallEvent = { type: 'settled'; outcome: CallOutcome } | { type: 'xstate.stop' };
+
+/**
+ * One tool call = one actor. Hand-written logic instead of `fromPromise` so the per-call
+ * path stays small: start runs the pipeline, the outcome arrives as one `settled` event,
+ * and the done snapshot is relayed to the parent executor by XState itself.
+ */
+export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob, any, EventObject> = {
+  config: 'troupe.toolCall',
+  transition(snapshot, event) {
+    if (snapshot.status !== 'active') return snapshot;
+    if (event.type === 'settled') {
+      return { status: 'done', output: event.outcome, error: undefined, context: snapshot.context, job: undefined };
+    }
+    if (event.type === 'xstate.stop') {
+      return { status: 'stopped', output: undefined, error: undefined, context: snapshot.context, job: undefined };
+    }
+    return snapshot;
+  },
+  start(snapshot, { self }) {
+    const job = snapshot.job!;
+    void executeCall(job).then((outcome) => (self as AnyActorRef).send({ type: 'settled', outcome }));
+  },
+  getInitialSnapshot(_scope, job) {
+    return { status: 'active', output: undefined, error: undefined, context: { callId: job.ctx.callId, tool: job.tool.name }, job };
+  },
+  getPersistedSnapshot(snapshot) {
+    return { status: snapshot.status, output: snapshot.output, error: undefined, context: snapshot.context } as Snapshot<unknown>;
+  },
+};

@@ -1,0 +1,115 @@
+/**
+ * Typed errors. Every failure a user can meet has its own class and a stable `code`,
+ * so callers can branch on `instanceof` or on `error.code` after JSON transport.
+ */
+export class TroupeError extends Error {
+  readonly code: string = 'TROUPE_ERROR';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Misconfiguration detected before anything runs (name clashes, bad options). */
+export class UserError extends TroupeError {
+  override readonly code = 'USER_ERROR';
+}
+
+/** Thrown by tool authors to control the message the model sees; `hint` is appended. */
+export class ToolError extends TroupeError {
+  override readonly code = 'TOOL_ERROR';
+  readonly hint: string | undefined;
+  constructor(message: string, options?: { hint?: string; cause?: unknown }) {
+    super(message, options);
+    this.hint = options?.hint;
+  }
+}
+
+export interface ArgumentIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** Deterministic argument failure: never retried, becomes an error result. */
+export class InvalidToolArguments extends TroupeError {
+  override readonly code = 'INVALID_TOOL_ARGUMENTS';
+  readonly issues: readonly ArgumentIssue[];
+  constructor(message: string, issues: readonly ArgumentIssue[] = []) {
+    super(message);
+    this.issues = issues;
+  }
+}
+
+/** The run was cancelled (handle.cancel, AbortSignal, or a tool throwing it). */
+export class RunCancelled extends TroupeError {
+  override readonly code = 'RUN_CANCELLED';
+  readonly reason: string;
+  constructor(reason = 'cancelled') {
+    super(`Run cancelled: ${reason}`);
+    this.reason = reason;
+  }
+}
+
+export type BudgetKind = 'inputTokens' | 'outputTokens' | 'totalTokens' | 'toolCalls' | 'durationMs';
+
+/** A budget limit was passed; the run stops at its next safe point. */
+export class BudgetExceeded extends TroupeError {
+  override readonly code = 'BUDGET_EXCEEDED';
+  readonly kind: BudgetKind;
+  readonly used: number;
+  readonly limit: number;
+  constructor(kind: BudgetKind, used: number, limit: number) {
+    super(`${BUDGET_LABELS[kind]} ${used} exceeds budget ${limit}`);
+    this.kind = kind;
+    this.used = used;
+    this.limit = limit;
+  }
+}
+
+const BUDGET_LABELS: Record<BudgetKind, string> = {
+  inputTokens: 'input tokens',
+  outputTokens: 'output tokens',
+  totalTokens: 'total tokens',
+  toolCalls: 'tool call count',
+  durationMs: 'duration ms',
+};
+
+export class MaxTurnsExceeded extends TroupeError {
+  override readonly code = 'MAX_TURNS_EXCEEDED';
+  readonly maxTurns: number;
+  constructor(maxTurns: number) {
+    super(`max turns ${maxTurns} exceeded`);
+    this.maxTurns = maxTurns;
+  }
+}
+
+/** The model port failed (provider error, malformed stream, script exhausted). */
+export class ModelError extends TroupeError {
+  override readonly code: string = 'MODEL_ERROR';
+}
+
+export class ScriptExhausted extends ModelError {
+  override readonly code = 'SCRIPT_EXHAUSTED';
+}
+
+/** A tool attempt ran past its `timeoutMs`. Retried like any other transient error. */
+export class ToolTimeout extends TroupeError {
+  override readonly code = 'TOOL_TIMEOUT';
+  constructor(toolName: string, timeoutMs: number) {
+    super(`tool '${toolName}' timed out after ${timeoutMs} ms`);
+  }
+}
+
+/** Normalises anything thrown into an Error without losing the original. */
+export function asError(value: unknown): Error {
+  if (value instanceof Error) return value;
+  return new TroupeError(typeof value === 'string' ? value : `Non-error thrown: ${safeString(value)}`, { cause: value });
+}
+
+function safeString(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,24 @@
+export { Agent, type AgentOptions, type ApprovalDecision, type ApprovalHandler, type ApprovalRequest } from './agent.js';
+export {
+  TroupeError,
+  UserError,
+  ToolError,
+  InvalidToolArguments,
+  RunCancelled,
+  BudgetExceeded,
+  MaxTurnsExceeded,
+  ModelError,
+  ScriptExhausted,
+  ToolTimeout,
+  type ArgumentIssue,
+  type BudgetKind,
+} from './errors.js';
+export { tool, type Tool, type ToolOptions, type ToolPolicy, type ToolSchema, type ResultRenderer, type NeedsApproval } from './tools/tool.js';
+export { toolResult, type ToolResult } from './tools/result.js';
+export type { RunContext, Mailbox } from './tools/context.js';
+export type { Model, ModelRequest, ModelSettings, ModelStreamPart } from './models/model.js';
+export { ScriptedModel, text, call, batch, type ScriptStep, type RecordedRequest } from './models/scripted.js';
+export { Runner, RunHandle, getRunMachine, type RunResult, type ApprovalControls } from './runtime/runner.js';
+export type { RunOptions } from './runtime/run-core.js';
+export { MemoryCheckpointStore, type CheckpointStore, type CheckpointEntry, type CheckpointHead } from './store/checkpoint-store.js';
+export type * from './types.js';

@@ -1,0 +1,214 @@
+import { setup, type AnyActorLogic } from 'xstate';
+
+/**
+ * The run statechart. Pure: every guard, action and actor is named here and implemented
+ * outside (src/actors/run-implementation.ts), so the chart can be drawn, traversed and
+ * tested without I/O.
+ *
+ * turn = checkLimits → model → replied → preflight ⇄ approvalWait / barrier → draining
+ *        → checkpoint → turnEnd → next turn | completed
+ * terminal: completed, failed, cancelled (cancel reports run_failed(RunCancelled)).
+ */
+
+export const RUN_GUARDS = [
+  'hasConfigError',
+  'cancelRequested',
+  'turnLimitReached',
+  'replyOverBudget',
+  'noToolCalls',
+  'haltedForStop',
+  'haltedForCancel',
+  'haltedForApproval',
+  'haltedToRunAlone',
+  'nothingInFlight',
+  'stopRequested',
+  'checkpointing',
+  'finished',
+  'handoffPending',
+] as const;
+
+export const RUN_ACTIONS = [
+  'failWithConfigError',
+  'startRun',
+  'failWithTurnLimit',
+  'startTurn',
+  'recordReply',
+  'failWithModelError',
+  'runPreflight',
+  'applyApproval',
+  'dispatchAlone',
+  'closeForStop',
+  'endTurn',
+  'applyHandoff',
+  'cancel',
+  'failWithCheckpointError',
+  'emitCompleted',
+  'emitFailed',
+] as const;
+
+export type RunGuardName = (typeof RUN_GUARDS)[number];
+export type RunActionName = (typeof RUN_ACTIONS)[number];
+
+export interface RunMachineImplementation {
+  guards: Record<RunGuardName, (args: { context: RunMachineContext; event: any }) => boolean>;
+  actions: Record<RunActionName, (args: { context: RunMachineContext; event: any }) => void>;
+  actors: { modelTurn: AnyActorLogic; approval: AnyActorLogic; checkpoint: AnyActorLogic; toolExecutor: AnyActorLogic };
+  inputs: {
+    modelTurn(context: RunMachineContext): unknown;
+    approval(context: RunMachineContext): unknown;
+    checkpoint(context: RunMachineContext): unknown;
+    toolExecutor(context: RunMachineContext): unknown;
+  };
+}
+
+/** The context holds one reference to the run's mutable state; XState never copies the transcript. */
+export interface RunMachineContext {
+  readonly run: unknown;
+}
+
+export function createRunMachine(impl: RunMachineImplementation) {
+  return setup({
+    types: {} as { context: RunMachineContext; input: { run: unknown }; events: { type: string; [key: string]: unknown } },
+    guards: impl.guards,
+    actions: impl.actions,
+    actors: impl.actors,
+  }).createMachine({
+    id: 'run',
+    context: ({ input }) => ({ run: input.run }),
+    initial: 'starting',
+    // Lives for the whole run: hosts one child actor per tool call.
+    invoke: { id: 'tools', src: 'toolExecutor', input: ({ context }: { context: RunMachineContext }) => impl.inputs.toolExecutor(context) },
+    on: {
+      CANCEL: { target: '.cancelled' },
+    },
+    states: {
+      starting: {
+        entry: 'startRun',
+        always: [{ guard: 'hasConfigError', target: 'failed', actions: 'failWithConfigError' }, { target: 'turn' }],
+      },
+      turn: {
+        initial: 'checkLimits',
+        states: {
+          checkLimits: {
+            always: [
+              { guard: 'cancelRequested', target: '#run.cancelled' },
+              { guard: 'turnLimitReached', target: '#run.failed', actions: 'failWithTurnLimit' },
+              { target: 'model' },
+            ],
+          },
+          model: {
+            entry: 'startTurn',
+            invoke: {
+              src: 'modelTurn',
+              input: ({ context }: { context: RunMachineContext }) => impl.inputs.modelTurn(context),
+              onDone: { target: 'replied', actions: 'recordReply' },
+              onError: { target: '#run.failed', actions: 'failWithModelError' },
+            },
+          },
+          replied: {
+            always: [
+              { guard: 'replyOverBudget', target: '#run.stopping' },
+              { guard: 'noToolCalls', target: 'afterTools' },
+              { target: 'preflight' },
+            ],
+          },
+          preflight: {
+            entry: 'runPreflight',
+            always: [
+              { guard: 'haltedForCancel', target: '#run.cancelled' },
+              { guard: 'haltedForStop', target: '#run.stopping' },
+              { guard: 'haltedForApproval', target: 'approvalWait' },
+              { guard: 'haltedToRunAlone', target: 'barrier' },
+              { target: 'draining' },
+            ],
+          },
+          approvalWait: {
+            invoke: {
+              src: 'approval',
+              input: ({ context }: { context: RunMachineContext }) => impl.inputs.approval(context),
+              onDone: { target: 'approvalDecided', actions: 'applyApproval' },
+            },
+          },
+          approvalDecided: {
+            always: [{ guard: 'haltedToRunAlone', target: 'barrier' }, { target: 'preflight' }],
+          },
+          barrier: {
+            initial: 'waitingForInFlight',
+            states: {
+              waitingForInFlight: {
+                always: { guard: 'nothingInFlight', target: 'runningAlone' },
+                on: { 'tools.idle': { target: 'runningAlone' } },
+              },
+              runningAlone: {
+                entry: 'dispatchAlone',
+                always: { guard: 'nothingInFlight', target: '#run.turn.preflight' },
+                on: { 'tools.idle': { target: '#run.turn.preflight' } },
+              },
+            },
+          },
+          draining: {
+            always: { guard: 'nothingInFlight', target: 'afterTools' },
+            on: { 'tools.idle': { target: 'afterTools' } },
+          },
+          afterTools: {
+            always: [
+              { guard: 'cancelRequested', target: '#run.cancelled' },
+              { guard: 'stopRequested', target: '#run.stopping' },
+              { guard: 'checkpointing', target: 'checkpoint' },
+              { target: 'turnEnd' },
+            ],
+          },
+          checkpoint: {
+            invoke: {
+              src: 'checkpoint',
+              input: ({ context }: { context: RunMachineContext }) => impl.inputs.checkpoint(context),
+              onDone: { target: 'turnEnd' },
+              onError: { target: '#run.failed', actions: 'failWithCheckpointError' },
+            },
+          },
+          turnEnd: {
+            entry: 'endTurn',
+            always: [
+              { guard: 'finished', target: '#run.completed' },
+              { guard: 'handoffPending', target: 'handoff' },
+              { target: 'next' },
+            ],
+          },
+          handoff: {
+            entry: 'applyHandoff',
+            always: [{ guard: 'stopRequested', target: '#run.stopping' }, { target: 'next' }],
+          },
+          // Leaving and re-entering `turn` starts the next turn from checkLimits.
+          next: { always: { target: '#run.turn', reenter: true } },
+        },
+      },
+      // Budget stop: calls that never ran get their result, in-flight calls finish and are saved.
+      stopping: {
+        entry: 'closeForStop',
+        initial: 'draining',
+        states: {
+          draining: {
+            always: { guard: 'nothingInFlight', target: 'saving' },
+            on: { 'tools.idle': { target: 'saving' } },
+          },
+          saving: {
+            always: [{ guard: 'checkpointing', target: 'checkpoint' }, { target: '#run.failed' }],
+          },
+          checkpoint: {
+            invoke: {
+              src: 'checkpoint',
+              input: ({ context }: { context: RunMachineContext }) => impl.inputs.checkpoint(context),
+              onDone: { target: '#run.failed' },
+              onError: { target: '#run.failed', actions: 'failWithCheckpointError' },
+            },
+          },
+        },
+      },
+      completed: { type: 'final', entry: 'emitCompleted' },
+      failed: { type: 'final', entry: 'emitFailed' },
+      cancelled: { type: 'final', entry: ['cancel', 'emitFailed'] },
+    },
+  });
+}
+
+export type RunMachine = ReturnType<typeof createRunMachine>;

@@ -1,0 +1,32 @@
+import type { ToolSchema } from '../tools/tool.js';
+import type { Message, ToolCallRequest, Usage } from '../types.js';
+
+export interface ModelSettings {
+  temperature?: number;
+  maxTokens?: number;
+  /** Whether the model may request several tool calls in one reply. */
+  parallelToolCalls?: boolean;
+  providerOptions?: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  readonly agent: string;
+  readonly system: string;
+  /** The live transcript; copy it if you keep it past the call. */
+  readonly messages: readonly Message[];
+  readonly tools: readonly ToolSchema[];
+  readonly settings: ModelSettings;
+  readonly signal: AbortSignal;
+}
+
+export type ModelStreamPart =
+  | { readonly type: 'text_delta'; readonly delta: string }
+  | { readonly type: 'reasoning_delta'; readonly delta: string }
+  | { readonly type: 'tool_call'; readonly call: ToolCallRequest }
+  | { readonly type: 'finish'; readonly usage?: Partial<Usage>; readonly finishReason?: string };
+
+/** The model port: every vendor adapter and the scripted model implement this. */
+export interface Model {
+  readonly name: string;
+  stream(request: ModelRequest): AsyncIterable<ModelStreamPart>;
+}

@@ -1,0 +1,111 @@
+import { ScriptExhausted } from '../errors.js';
+import type { ToolSchema } from '../tools/tool.js';
+import type { Message, ToolCallRequest, Usage } from '../types.js';
+import type { Model, ModelRequest, ModelStreamPart } from './model.js';
+
+/** One scripted assistant reply. */
+export interface ScriptStep {
+  readonly text: string;
+  readonly reasoning?: string;
+  readonly calls: readonly ToolCallRequest[];
+  /** Fixed usage for this reply; by default about one token per four characters. */
+  readonly usage?: Partial<Usage>;
+  /** Build the reply from the request (e.g. echo a tool result). Overrides text and calls. */
+  readonly respond?: (request: ModelRequest) => { text?: string; calls?: readonly ToolCallRequest[] };
+}
+
+type StepOptions = { usage?: Partial<Usage>; reasoning?: string };
+
+/** A reply with text only: the run completes with it. */
+export function text(content: string, options: StepOptions = {}): ScriptStep {
+  return { text: content, calls: [], ...options };
+}
+
+let autoCallId = 0;
+
+/** A reply with one tool call. `args` may be an object or raw JSON text (to test bad model output). */
+export function call(name: string, args: unknown = {}, id?: string, options: StepOptions & { text?: string } = {}): ScriptStep {
+  return { text: options.text ?? '', calls: [toCall(name, args, id)], usage: options.usage, reasoning: options.reasoning };
+}
+
+/** A reply with several tool calls in one turn, given as `call()` steps or `[name, args, id]` tuples. */
+export function batch(
+  calls: ReadonlyArray<ScriptStep | readonly [string, unknown?, string?]>,
+  options: StepOptions & { text?: string } = {},
+): ScriptStep {
+  const flat = calls.flatMap((c) => (Array.isArray(c) ? [toCall(c[0] as string, c[1], c[2] as string | undefined)] : (c as ScriptStep).calls));
+  return { text: options.text ?? '', calls: flat, usage: options.usage, reasoning: options.reasoning };
+}
+
+function toCall(name: string, args: unknown, id: string | undefined): ToolCallRequest {
+  return { id: id ?? `call_${++autoCallId}`, name, arguments: typeof args === 'string' ? args : JSON.stringify(args) };
+}
+
+export interface RecordedRequest {
+  readonly agent: string;
+  readonly system: string;
+  readonly messages: readonly Message[];
+  readonly tools: readonly ToolSchema[];
+}
+
+/**
+ * A deterministic model for tests, demos and benchmarks: replies follow the script,
+ * text streams word by word, and every request is recorded.
+ */
+export class ScriptedModel implements Model {
+  readonly name = 'scripted';
+  readonly requests: RecordedRequest[] = [];
+  private readonly steps: ScriptStep[];
+  private cursor = 0;
+  private readonly record: boolean;
+
+  constructor(steps: readonly ScriptStep[] = [], options: { record?: boolean } = {}) {
+    this.steps = [...steps];
+    this.record = options.record ?? true;
+  }
+
+  /** Appends further replies (useful for long benchmark scripts). */
+  push(...steps: ScriptStep[]): this {
+    this.steps.push(...steps);
+    return this;
+  }
+
+  get remaining(): number {
+    return this.steps.length - this.cursor;
+  }
+
+  async *stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
+    const index = this.cursor;
+    if (this.record) {
+      this.requests.push({ agent: request.agent, system: request.system, messages: request.messages.slice(), tools: request.tools });
+    }
+    const step = this.steps[index];
+    if (!step) {
+      throw new ScriptExhausted(
+        `ScriptedModel has no reply for request ${index + 1}: the script has ${this.steps.length} step${this.steps.length === 1 ? '' : 's'}.`,
+      );
+    }
+    this.cursor++;
+    const reply = step.respond ? step.respond(request) : step;
+    const content = reply.text ?? '';
+    if (step.reasoning) yield { type: 'reasoning_delta', delta: step.reasoning };
+    for (const delta of splitWords(content)) yield { type: 'text_delta', delta };
+    for (const c of reply.calls ?? []) yield { type: 'tool_call', call: c };
+    yield { type: 'finish', usage: step.usage ?? estimateUsage(request, content, reply.calls ?? []), finishReason: (reply.calls ?? []).length ? 'tool-calls' : 'stop' };
+  }
+}
+
+/** Splits text into word-sized deltas that concatenate back to the original. */
+function splitWords(content: string): string[] {
+  return content === '' ? [] : (content.match(/\S+\s*|\s+/g) ?? [content]);
+}
+
+/** Deterministic usage: one token per four characters of the new input and of the output. */
+function estimateUsage(request: ModelRequest, content: string, calls: readonly ToolCallRequest[]): Partial<Usage> {
+  const last = request.messages[request.messages.length - 1];
+  const inputChars = request.system.length + (last ? ('content' in last ? last.content.length : 0) : 0);
+  const outputChars = content.length + calls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
+  const inputTokens = Math.ceil(inputChars / 4);
+  const outputTokens = Math.ceil(outputChars / 4);
+  return { inputTokens, outputTokens, totalTokens: inputTokens + outputTokens };
+}

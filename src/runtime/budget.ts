@@ -1,0 +1,32 @@
+import { BudgetExceeded } from '../errors.js';
+import type { Budget, Usage } from '../types.js';
+
+/** Token and duration limits, checked at turn start and after each model reply. */
+export function usageOverBudget(budget: Budget | undefined, usage: Usage, elapsedMs: number): BudgetExceeded | undefined {
+  if (!budget) return undefined;
+  if (budget.maxInputTokens !== undefined && usage.inputTokens > budget.maxInputTokens) {
+    return new BudgetExceeded('inputTokens', usage.inputTokens, budget.maxInputTokens);
+  }
+  if (budget.maxOutputTokens !== undefined && usage.outputTokens > budget.maxOutputTokens) {
+    return new BudgetExceeded('outputTokens', usage.outputTokens, budget.maxOutputTokens);
+  }
+  if (budget.maxTotalTokens !== undefined && usage.totalTokens > budget.maxTotalTokens) {
+    return new BudgetExceeded('totalTokens', usage.totalTokens, budget.maxTotalTokens);
+  }
+  return durationOverBudget(budget, elapsedMs);
+}
+
+export function durationOverBudget(budget: Budget | undefined, elapsedMs: number): BudgetExceeded | undefined {
+  if (budget?.maxDurationMs !== undefined && elapsedMs > budget.maxDurationMs) {
+    return new BudgetExceeded('durationMs', Math.round(elapsedMs), budget.maxDurationMs);
+  }
+  return undefined;
+}
+
+/** Counted per call in preflight: the call that makes `count > max` fails the run. */
+export function toolCallsOverBudget(budget: Budget | undefined, count: number): BudgetExceeded | undefined {
+  if (budget?.maxToolCalls !== undefined && count > budget.maxToolCalls) {
+    return new BudgetExceeded('toolCalls', count, budget.maxToolCalls);
+  }
+  return undefined;
+}

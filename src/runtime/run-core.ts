@@ -1,0 +1,492 @@
+import type { AnyActorRef } from 'xstate';
+import type { Agent } from '../agent.js';
+import type { ApprovalInput } from '../actors/approval.js';
+import type { CallJob, CallOutcome } from '../actors/call-pipeline.js';
+import type { CheckpointInput } from '../actors/checkpoint.js';
+import type { ModelReply, ModelTurnInput } from '../actors/model-turn.js';
+import type { ExecutorHost } from '../actors/tool-executor.js';
+import { MaxTurnsExceeded, RunCancelled, UserError, asError } from '../errors.js';
+import type { CheckpointEntry, CheckpointStore, RunStatus } from '../store/checkpoint-store.js';
+import { CallContext, type CallContextHost } from '../tools/call-context.js';
+import type { Mailbox } from '../tools/context.js';
+import { toToolSchema, type Tool, type ToolSchema } from '../tools/tool.js';
+import { addUsage, emptyUsage, type AssistantMessage, type Budget, type Message, type RunEvent, type ToolCallRequest, type Usage } from '../types.js';
+import type { ApprovalDesk } from './approvals.js';
+import { durationOverBudget, toolCallsOverBudget, usageOverBudget } from './budget.js';
+import { checkCall } from './preflight.js';
+
+export interface RunOptions<Deps = any> {
+  /** Default 10. */
+  maxTurns?: number;
+  budget?: Budget;
+  signal?: AbortSignal;
+  /** User dependencies, reachable in tools as `ctx.deps`. */
+  context?: Deps;
+  runId?: string;
+  /** Auto-deny an approval nobody decided within this time. */
+  approvalTimeoutMs?: number;
+  checkpoint?: { store: CheckpointStore; runId?: string };
+}
+
+export const DEFAULT_MAX_TURNS = 10;
+
+type SlotState = 'pending' | 'dispatched' | 'settled';
+
+/** One requested call of the current turn, from preflight to its single result. */
+interface CallSlot {
+  readonly call: ToolCallRequest;
+  state: SlotState;
+  tool: Tool | undefined;
+  raw: Record<string, unknown> | undefined;
+  args: unknown;
+  terminate: boolean;
+  output: string;
+}
+
+/** Where preflight stopped: every call checked, or a call that needs a statechart state of its own. */
+export type PreflightHalt = 'done' | 'approval' | 'alone' | 'stop' | 'cancel';
+
+export interface RunCoreHooks {
+  emit(event: RunEvent, terminal?: boolean): void;
+}
+
+/**
+ * The mutable state of one run and the rules the statechart's guards and actions apply.
+ * Kept outside XState context on purpose: the transcript grows by push, never by copy,
+ * so a turn costs the same at turn 200 as at turn 2.
+ */
+export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> {
+  readonly transcript: Message[] = [];
+  readonly usage: Usage = emptyUsage();
+  readonly budget: Budget | undefined;
+  readonly deps: Deps;
+  readonly maxTurns: number;
+  readonly startedAt = Date.now();
+  readonly abortController = new AbortController();
+  readonly mailbox: Mailbox;
+
+  agent: Agent<Deps>;
+  turn = 0;
+  toolCallCount = 0;
+  configError: Error | undefined;
+  /** Error that stops the run at its next safe point (budget). */
+  stopError: Error | undefined;
+  cancelError: RunCancelled | undefined;
+  failure: Error | undefined;
+  output = '';
+  halt: PreflightHalt = 'done';
+
+  private tools = new Map<string, Tool<Deps>>();
+  private toolSchemas: ToolSchema[] = [];
+  private system = '';
+  private slots: CallSlot[] = [];
+  private readonly slotById = new Map<string, CallSlot>();
+  private cursor = 0;
+  private sequentialBatch = false;
+  private lastApproval = false;
+  private claimedHandoff: string | undefined;
+  private pendingHandoff: Agent<Deps> | undefined;
+  private finalReply = false;
+  private inbox: string[] = [];
+  private journal: CheckpointEntry[] = [];
+  private executor: AnyActorRef | undefined;
+  private runRef: AnyActorRef | undefined;
+  private terminalSent = false;
+  private running = 0;
+
+  constructor(
+    readonly runId: string,
+    readonly path: readonly string[],
+    agent: Agent<Deps>,
+    readonly input: string,
+    readonly options: RunOptions<Deps>,
+    private readonly desk: ApprovalDesk,
+    private readonly hooks: RunCoreHooks,
+  ) {
+    this.agent = agent;
+    this.deps = options.context as Deps;
+    this.budget = options.budget;
+    this.maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
+    this.mailbox = { post: (text: string) => void this.inbox.push(text) };
+    try {
+      if (!Number.isInteger(this.maxTurns) || this.maxTurns < 1) throw new UserError(`maxTurns must be a positive integer, got ${String(options.maxTurns)}.`);
+      this.useAgent(agent);
+    } catch (error) {
+      this.configError = asError(error);
+    }
+  }
+
+  get agentName(): string {
+    return this.agent.name;
+  }
+
+  get runSignal(): AbortSignal {
+    return this.abortController.signal;
+  }
+
+  get hasCheckpointStore(): boolean {
+    return this.options.checkpoint !== undefined;
+  }
+
+  attachRun(ref: AnyActorRef): void {
+    this.runRef = ref;
+  }
+
+  attachExecutor(ref: AnyActorRef): void {
+    this.executor = ref;
+  }
+
+  private useAgent(agent: Agent<Deps>): void {
+    this.tools = agent.toolTable();
+    this.toolSchemas = [...this.tools.values()].map(toToolSchema);
+    this.system = agent.systemPrompt(this.deps);
+    this.agent = agent;
+  }
+
+  private base(): { runId: string; path: readonly string[]; agent: string } {
+    return { runId: this.runId, path: this.path, agent: this.agent.name };
+  }
+
+  // ── run start and turns ──────────────────────────────────────────────
+
+  startRun(): void {
+    this.hooks.emit({ type: 'run_started', ...this.base(), input: this.input });
+    const message: Message = { role: 'user', content: this.input };
+    this.transcript.push(message);
+    this.journal.push({ kind: 'input', message });
+  }
+
+  /** Limits checked before a turn starts; undefined when the turn may start. */
+  turnStartViolation(): Error | undefined {
+    if (this.turn + 1 > this.maxTurns) return new MaxTurnsExceeded(this.maxTurns);
+    return usageOverBudget(this.budget, this.usage, Date.now() - this.startedAt);
+  }
+
+  startTurn(): void {
+    this.turn++;
+    this.slots = [];
+    this.slotById.clear();
+    this.cursor = 0;
+    this.halt = 'done';
+    this.claimedHandoff = undefined;
+    this.finalReply = false;
+    for (const text of this.inbox.splice(0)) this.transcript.push({ role: 'user', content: text });
+    this.hooks.emit({ type: 'turn_started', ...this.base(), turn: this.turn });
+  }
+
+  modelInput(): ModelTurnInput {
+    return {
+      model: this.agent.model,
+      request: { agent: this.agent.name, system: this.system, messages: this.transcript, tools: this.toolSchemas, settings: this.agent.settings },
+      onTextDelta: (delta) => this.hooks.emit({ type: 'text_delta', ...this.base(), turn: this.turn, delta }),
+      onReasoningDelta: (delta) => this.hooks.emit({ type: 'reasoning_delta', ...this.base(), turn: this.turn, delta }),
+    };
+  }
+
+  recordReply(reply: ModelReply): void {
+    addUsage(this.usage, { ...reply.usage, requests: 1 });
+    const message: AssistantMessage = {
+      role: 'assistant',
+      content: reply.text,
+      ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+      toolCalls: reply.calls,
+      agent: this.agent.name,
+    };
+    this.transcript.push(message);
+    this.journal.push({ kind: 'reply', turn: this.turn, message });
+    this.hooks.emit({ type: 'message_completed', ...this.base(), turn: this.turn, message, usage: { ...this.usage } });
+    this.slots = reply.calls.map((call) => ({ call, state: 'pending', tool: undefined, raw: undefined, args: undefined, terminate: false, output: '' }));
+    for (const slot of this.slots) this.slotById.set(slot.call.id, slot);
+    this.sequentialBatch = this.agent.toolExecution === 'sequential' || reply.calls.some((c) => this.tools.get(c.name)?.executionMode === 'sequential');
+    if (reply.calls.length === 0) {
+      this.finalReply = true;
+      this.output = reply.text;
+    }
+  }
+
+  /** Budgets after a reply; a violation stops the run once nothing is in flight. */
+  checkReplyBudget(): boolean {
+    this.stopError ??= usageOverBudget(this.budget, this.usage, Date.now() - this.startedAt);
+    return this.stopError !== undefined;
+  }
+
+  get hasToolCalls(): boolean {
+    return this.slots.length > 0;
+  }
+
+  // ── preflight ────────────────────────────────────────────────────────
+
+  /**
+   * Serial preflight in request order. Parallel calls are dispatched as they pass; the
+   * loop halts at a call that needs an approval wait or must run alone, and at a stop.
+   */
+  preflight(): void {
+    while (this.cursor < this.slots.length) {
+      if (this.cancelError) return void (this.halt = 'cancel');
+      if (this.stopError) return void (this.halt = 'stop');
+      const slot = this.slots[this.cursor]!;
+      const overBudget = toolCallsOverBudget(this.budget, ++this.toolCallCount) ?? durationOverBudget(this.budget, Date.now() - this.startedAt);
+      if (overBudget) {
+        this.stopError = overBudget;
+        this.cursor++;
+        this.reject(slot, `Tool error: ${overBudget.message}`);
+        return void (this.halt = 'stop');
+      }
+      const verdict = checkCall(slot.call, this.tools, this.claimedHandoff);
+      if (!verdict.ok) {
+        this.cursor++;
+        this.reject(slot, verdict.output);
+        continue;
+      }
+      slot.tool = verdict.tool;
+      slot.raw = verdict.raw;
+      slot.args = verdict.args;
+      if (verdict.tool.needsApproval !== false) return void (this.halt = 'approval');
+      if (this.accept(slot)) return;
+    }
+    this.halt = 'done';
+  }
+
+  /** A call cleared every check: dispatch it now, or halt for the barrier. Returns true on halt. */
+  private accept(slot: CallSlot): boolean {
+    if (slot.tool!.handoff) this.claimedHandoff = slot.tool!.handoff.targetName;
+    if (this.mustRunAlone(slot.tool!)) {
+      this.halt = 'alone';
+      return true;
+    }
+    this.cursor++;
+    this.dispatch(slot);
+    return false;
+  }
+
+  private mustRunAlone(tool: Tool): boolean {
+    return !tool.parallel || tool.handoff !== undefined || this.sequentialBatch;
+  }
+
+  approvalInput(): ApprovalInput {
+    const slot = this.slots[this.cursor]!;
+    return { decide: (signal) => this.decideApproval(slot, signal) };
+  }
+
+  private async decideApproval(slot: CallSlot, signal: AbortSignal): Promise<boolean> {
+    const tool = slot.tool!;
+    const ctx = this.contextFor(slot);
+    let needed: boolean;
+    try {
+      needed = typeof tool.needsApproval === 'function' ? (await tool.needsApproval(slot.args, ctx)) === true : tool.needsApproval;
+    } catch {
+      return false; // a throwing predicate fails closed
+    }
+    if (!needed) return true;
+    const decision = this.desk.open({ call: slot.call, args: slot.args, agent: this.agent.name, path: this.path }, ctx, this.agent.approvalHandler, this.options.approvalTimeoutMs, signal);
+    const id = slot.call.id;
+    this.hooks.emit({
+      type: 'approval_required',
+      ...this.base(),
+      turn: this.turn,
+      call: slot.call,
+      args: slot.args,
+      approve: () => void this.desk.decide(id, true),
+      reject: () => void this.desk.decide(id, false),
+    });
+    return decision;
+  }
+
+  applyApproval(approved: boolean): void {
+    this.lastApproval = approved;
+    const slot = this.slots[this.cursor]!;
+    this.halt = 'done';
+    if (approved) {
+      this.accept(slot);
+    } else {
+      this.cursor++;
+      this.reject(slot, `Tool error: approval denied for tool '${slot.call.name}'.`);
+    }
+  }
+
+  get approved(): boolean {
+    return this.lastApproval;
+  }
+
+  /** The barrier call, once nothing else is in flight. */
+  dispatchAlone(): void {
+    const slot = this.slots[this.cursor++]!;
+    this.halt = 'done';
+    this.dispatch(slot);
+  }
+
+  /** Calls dispatched and not yet settled. */
+  get inFlight(): number {
+    return this.running;
+  }
+
+  private dispatch(slot: CallSlot): void {
+    slot.state = 'dispatched';
+    this.running++;
+    const tool = slot.tool!;
+    const agent = this.agent;
+    const call = slot.call;
+    const turn = this.turn;
+    const job: CallJob = {
+      tool,
+      raw: slot.raw!,
+      validated: slot.args,
+      ctx: this.contextFor(slot),
+      retries: tool.retries ?? agent.defaultToolRetries,
+      timeoutMs: tool.timeoutMs ?? agent.defaultToolTimeoutMs,
+      maxOutputChars: tool.maxOutputChars === undefined ? agent.maxToolOutputChars : tool.maxOutputChars,
+      agentRenderer: agent.toolResultRenderer,
+      onAttemptFailed: (error, attempt, willRetry) =>
+        this.hooks.emit({ type: 'tool_call_failed', ...this.base(), turn, call, error, attempt, willRetry }),
+    };
+    this.hooks.emit({ type: 'tool_call_started', ...this.base(), turn, call });
+    this.executor!.send({ type: 'dispatch', job });
+  }
+
+  private contextFor(slot: CallSlot): CallContext<Deps> {
+    return new CallContext(this, slot.call.id, this.turn);
+  }
+
+  progress(callId: string, progress: unknown): void {
+    const slot = this.slotById.get(callId);
+    if (!slot || slot.state !== 'dispatched') return;
+    this.hooks.emit({ type: 'tool_call_progress', ...this.base(), turn: this.turn, call: slot.call, progress });
+  }
+
+  // ── results ──────────────────────────────────────────────────────────
+
+  /** The single result of a call. Anything after the first is ignored, so each call gets exactly one. */
+  settleCall(callId: string, outcome: CallOutcome): void {
+    const slot = this.slotById.get(callId);
+    if (!slot || slot.state === 'settled') return;
+    if (slot.state === 'dispatched') this.running--;
+    slot.state = 'settled';
+    slot.terminate = outcome.terminate;
+    slot.output = outcome.output;
+    const message: Message = { role: 'tool', callId, name: slot.call.name, content: outcome.output, isError: outcome.isError };
+    this.transcript.push(message);
+    this.journal.push({ kind: 'result', turn: this.turn, message });
+    this.hooks.emit({
+      type: 'tool_call_completed',
+      ...this.base(),
+      turn: this.turn,
+      call: slot.call,
+      result: outcome.result,
+      output: outcome.output,
+      isError: outcome.isError,
+      details: outcome.details,
+      terminate: outcome.terminate,
+    });
+    const signal = outcome.runSignal;
+    if (signal instanceof RunCancelled) this.requestCancel(signal);
+    else if (signal) this.stopError ??= signal;
+  }
+
+  private reject(slot: CallSlot, output: string): void {
+    this.settleCall(slot.call.id, { result: undefined, output, isError: true, details: undefined, terminate: false });
+  }
+
+  /** Synthetic results for calls that will never run; `includeRunning` also closes in-flight calls. */
+  closeOpenCalls(output: string, includeRunning: boolean): void {
+    for (const slot of this.slots) {
+      if (slot.state === 'pending' || (includeRunning && slot.state === 'dispatched')) this.reject(slot, output);
+    }
+    this.cursor = this.slots.length;
+  }
+
+  closeForStop(): void {
+    this.closeOpenCalls(`Tool error: not executed: ${this.stopError?.message ?? 'run stopped'}`, false);
+  }
+
+  // ── cancellation ─────────────────────────────────────────────────────
+
+  /** Asks the run actor to cancel; used by handle.cancel, the AbortSignal option and tools throwing RunCancelled. */
+  requestCancel(error: RunCancelled): void {
+    this.runRef?.send({ type: 'CANCEL', error });
+  }
+
+  cancel(error: RunCancelled): void {
+    this.cancelError ??= error;
+    this.abortController.abort(this.cancelError);
+    this.closeOpenCalls(`Tool error: run cancelled: ${this.cancelError.reason}`, true);
+    this.failure = this.cancelError;
+  }
+
+  // ── turn end ─────────────────────────────────────────────────────────
+
+  endTurn(): void {
+    this.journal.push({ kind: 'turn_end', turn: this.turn });
+    this.hooks.emit({ type: 'turn_ended', ...this.base(), turn: this.turn, usage: { ...this.usage } });
+  }
+
+  /** The run is done after this turn: a final text reply, or a batch whose every result terminates. */
+  get finished(): boolean {
+    if (this.finalReply) return true;
+    if (this.slots.length === 0 || !this.slots.every((s) => s.terminate)) return false;
+    this.output = this.slots.map((s) => s.output).join('\n');
+    return true;
+  }
+
+  /** Hook for handoff tools: the target becomes the active agent after this turn. */
+  requestHandoff(target: Agent<Deps>): void {
+    this.pendingHandoff = target;
+  }
+
+  get handoffPending(): boolean {
+    return this.pendingHandoff !== undefined;
+  }
+
+  applyHandoff(): void {
+    const target = this.pendingHandoff!;
+    this.pendingHandoff = undefined;
+    const from = this.agent.name;
+    try {
+      this.useAgent(target);
+    } catch (error) {
+      this.stopError = asError(error);
+      return;
+    }
+    this.hooks.emit({ type: 'handoff_occurred', ...this.base(), turn: this.turn, from, to: target.name });
+  }
+
+  // ── checkpoints ──────────────────────────────────────────────────────
+
+  checkpointInput(): CheckpointInput {
+    return { flush: () => this.flushCheckpoint('running') };
+  }
+
+  private async flushCheckpoint(status: RunStatus): Promise<void> {
+    const checkpoint = this.options.checkpoint;
+    if (!checkpoint) return;
+    const entries = this.journal.splice(0);
+    await checkpoint.store.append(checkpoint.runId ?? this.runId, entries, {
+      agent: this.agent.name,
+      turn: this.turn,
+      usage: { ...this.usage },
+      status,
+      ...(this.output ? { output: this.output } : {}),
+    });
+    this.hooks.emit({ type: 'checkpoint_saved', ...this.base(), turn: this.turn, entries: entries.length });
+  }
+
+  // ── terminal ─────────────────────────────────────────────────────────
+
+  fail(error: Error): void {
+    this.failure ??= error;
+  }
+
+  emitCompleted(): void {
+    if (this.terminalSent) return;
+    this.terminalSent = true;
+    this.hooks.emit({ type: 'run_completed', ...this.base(), output: this.output, usage: { ...this.usage }, turns: this.turn }, true);
+  }
+
+  emitFailed(): void {
+    if (this.terminalSent) return;
+    this.terminalSent = true;
+    const error = this.failure ?? this.stopError ?? new RunCancelled('run ended without a result');
+    this.failure = error;
+    this.abortController.abort(error);
+    this.hooks.emit({ type: 'run_failed', ...this.base(), error, usage: { ...this.usage }, turns: this.turn }, true);
+  }
+}

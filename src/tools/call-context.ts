@@ -1,0 +1,46 @@
+import type { Budget, Message, Usage } from '../types.js';
+import type { Mailbox, RunContext } from './context.js';
+
+/** What a call context reads from its run; implemented by the run core. */
+export interface CallContextHost<Deps> {
+  readonly runId: string;
+  readonly deps: Deps;
+  readonly transcript: readonly Message[];
+  readonly usage: Usage;
+  readonly budget: Budget | undefined;
+  readonly mailbox: Mailbox;
+  readonly runSignal: AbortSignal;
+  readonly agentName: string;
+  progress(callId: string, progress: unknown): void;
+}
+
+/**
+ * RunContext for one call. Methods live on the prototype and the signal is the run's own
+ * unless an attempt needs its own (timeouts), so a call without timeout allocates nothing
+ * beyond this object.
+ */
+export class CallContext<Deps = unknown> implements RunContext<Deps> {
+  /** Per-attempt signal while an attempt with a timeout runs. */
+  attemptSignal: AbortSignal | undefined;
+  readonly agent: { readonly name: string };
+
+  constructor(
+    private readonly host: CallContextHost<Deps>,
+    readonly callId: string,
+    readonly turn: number,
+  ) {
+    this.agent = { name: host.agentName };
+  }
+
+  get runId(): string { return this.host.runId; }
+  get deps(): Deps { return this.host.deps; }
+  get transcript(): readonly Message[] { return this.host.transcript; }
+  get usage(): Readonly<Usage> { return { ...this.host.usage }; }
+  get budget(): Readonly<Budget> | undefined { return this.host.budget; }
+  get mailbox(): Mailbox { return this.host.mailbox; }
+  get signal(): AbortSignal { return this.attemptSignal ?? this.host.runSignal; }
+
+  onUpdate(progress: unknown): void {
+    this.host.progress(this.callId, progress);
+  }
+}
