@@ -1,0 +1,83 @@
+/**
+ * Orchestration overhead on the scripted model (no I/O, no-op tools).
+ *   W1: one turn of 100 no-op tool calls → µs per call
+ *   W3: 200 turns of one call each     → µs per turn, turns 1–20 vs 181–200
+ *   floor: a bare Promise.all over the same 100 no-op functions
+ * Run: npm run bench   (plain node conditions, i.e. XState's production build)
+ */
+import { z } from 'zod';
+import { Agent, Runner, ScriptedModel, batch, call, text, tool } from '../src/index.js';
+
+const noop = tool({ name: 'noop', description: 'Does nothing.', parameters: z.object({}), execute: () => 'ok' });
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+async function w1(calls: number): Promise<number> {
+  const reply = batch(Array.from({ length: calls }, (_, i) => ['noop', {}, `c${i}`] as const));
+  const model = new ScriptedModel([], { record: false });
+  const agent = new Agent({ name: 'w1', model, tools: [noop] });
+  // The model cost (two scripted replies) is measured separately and subtracted.
+  model.push(reply, text('done'));
+  const start = performance.now();
+  await Runner.run(agent, 'go');
+  return performance.now() - start;
+}
+
+async function emptyRun(): Promise<number> {
+  const model = new ScriptedModel([call('noop', {}, 'c0'), text('done')], { record: false });
+  const agent = new Agent({ name: 'w0', model, tools: [noop] });
+  const start = performance.now();
+  await Runner.run(agent, 'go');
+  return performance.now() - start;
+}
+
+async function w3(turns: number): Promise<number[]> {
+  const model = new ScriptedModel([], { record: false });
+  for (let i = 0; i < turns; i++) model.push(call('noop', {}, `t${i}`));
+  model.push(text('done'));
+  const agent = new Agent({ name: 'w3', model, tools: [noop] });
+  const stamps: number[] = [];
+  const handle = Runner.stream(agent, 'go', { maxTurns: turns + 1 });
+  for await (const event of handle) if (event.type === 'turn_started') stamps.push(performance.now());
+  stamps.push(performance.now());
+  return stamps.slice(1).map((t, i) => t - stamps[i]!);
+}
+
+async function floor(calls: number): Promise<number> {
+  const fns = Array.from({ length: calls }, () => async () => 'ok');
+  const start = performance.now();
+  await Promise.all(fns.map((fn) => fn()));
+  return performance.now() - start;
+}
+
+const CALLS = 100;
+const REPS = Number(process.env.BENCH_REPS ?? 300);
+
+for (let i = 0; i < 50; i++) { await w1(CALLS); await emptyRun(); await floor(CALLS); }
+const w1Times: number[] = [];
+const oneCallTimes: number[] = [];
+const floorTimes: number[] = [];
+for (let i = 0; i < REPS; i++) {
+  w1Times.push(await w1(CALLS));
+  oneCallTimes.push(await emptyRun());
+  floorTimes.push(await floor(CALLS));
+}
+const perCall = ((median(w1Times) - median(oneCallTimes)) * 1000) / (CALLS - 1);
+console.log(`W1  ${CALLS} no-op calls in one turn: ${perCall.toFixed(2)} µs per call (run total median ${(median(w1Times) * 1000).toFixed(0)} µs)`);
+console.log(`    floor, bare Promise.all: ${((median(floorTimes) * 1000) / CALLS).toFixed(2)} µs per call`);
+
+await w3(200);
+const runs = Array.from({ length: 15 }, () => 0);
+const early: number[] = [];
+const late: number[] = [];
+for (const _ of runs) {
+  const perTurn = await w3(200);
+  early.push(median(perTurn.slice(0, 20)));
+  late.push(median(perTurn.slice(180, 200)));
+}
+const e = median(early) * 1000;
+const l = median(late) * 1000;
+console.log(`W3  200 turns of one call: turns 1–20 ${e.toFixed(1)} µs/turn, turns 181–200 ${l.toFixed(1)} µs/turn, ratio ${(l / e).toFixed(2)}`);
