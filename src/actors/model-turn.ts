@@ -5,7 +5,8 @@ import type { ToolCallRequest, Usage } from '../types.js';
 
 export interface ModelTurnInput {
   readonly model: Model;
-  readonly request: Omit<ModelRequest, 'signal'>;
+  /** Built when the turn actually starts streaming, so it sees every entry action of the turn. */
+  request(): Omit<ModelRequest, 'signal'>;
   onTextDelta(delta: string): void;
   onReasoningDelta(delta: string): void;
 }
@@ -26,7 +27,7 @@ export async function streamModelTurn(input: ModelTurnInput, signal: AbortSignal
   let usage: Partial<Usage> = {};
   let finishReason: string | undefined;
   try {
-    for await (const part of input.model.stream({ ...input.request, signal })) {
+    for await (const part of input.model.stream({ ...input.request(), signal })) {
       switch (part.type) {
         case 'text_delta':
           text += part.delta;

@@ -28,7 +28,11 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob,
   },
   start(snapshot, { self }) {
     const job = snapshot.job!;
-    void executeCall(job).then((outcome) => (self as AnyActorRef).send({ type: 'settled', outcome }));
+    const ref = self as AnyActorRef;
+    void executeCall(job).then((outcome) => {
+      // A call stopped by a cancelled run may still settle later; its result is no longer wanted.
+      if (ref.getSnapshot().status === 'active') ref.send({ type: 'settled', outcome });
+    });
   },
   getInitialSnapshot(_scope, job) {
     return { status: 'active', output: undefined, error: undefined, context: { callId: job.ctx.callId, tool: job.tool.name }, job };

@@ -41,7 +41,7 @@ export const toolExecutorLogic: ActorLogic<ExecutorSnapshot, ExecutorEvent, Exec
       return snapshot;
     }
     if (event.type === 'xstate.stop') {
-      for (const child of snapshot.children.values()) child.stop();
+      for (const child of snapshot.children.values()) scope.stopChild(child);
       snapshot.children.clear();
       return { ...snapshot, status: 'stopped', output: undefined, error: undefined };
     }

@@ -75,13 +75,18 @@ export function createRunMachine(impl: RunMachineImplementation) {
   }).createMachine({
     id: 'run',
     context: ({ input }) => ({ run: input.run }),
-    initial: 'starting',
+    // Waits for START so the first steps run in a started actor: in XState's initial
+    // macrostep, invoked actors start before deferred entry actions run.
+    initial: 'idle',
     // Lives for the whole run: hosts one child actor per tool call.
     invoke: { id: 'tools', src: 'toolExecutor', input: ({ context }: { context: RunMachineContext }) => impl.inputs.toolExecutor(context) },
     on: {
       CANCEL: { target: '.cancelled' },
     },
     states: {
+      idle: {
+        on: { START: { target: 'starting' } },
+      },
       starting: {
         entry: 'startRun',
         always: [{ guard: 'hasConfigError', target: 'failed', actions: 'failWithConfigError' }, { target: 'turn' }],
@@ -93,11 +98,10 @@ export function createRunMachine(impl: RunMachineImplementation) {
             always: [
               { guard: 'cancelRequested', target: '#run.cancelled' },
               { guard: 'turnLimitReached', target: '#run.failed', actions: 'failWithTurnLimit' },
-              { target: 'model' },
+              { target: 'model', actions: 'startTurn' },
             ],
           },
           model: {
-            entry: 'startTurn',
             invoke: {
               src: 'modelTurn',
               input: ({ context }: { context: RunMachineContext }) => impl.inputs.modelTurn(context),

@@ -88,6 +88,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   private pendingHandoff: Agent<Deps> | undefined;
   private finalReply = false;
   private inbox: string[] = [];
+  /** Entries not yet written; only kept when the run has a checkpoint store. */
   private journal: CheckpointEntry[] = [];
   private executor: AnyActorRef | undefined;
   private runRef: AnyActorRef | undefined;
@@ -153,7 +154,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     this.hooks.emit({ type: 'run_started', ...this.base(), input: this.input });
     const message: Message = { role: 'user', content: this.input };
     this.transcript.push(message);
-    this.journal.push({ kind: 'input', message });
+    this.log({ kind: 'input', message });
   }
 
   /** Limits checked before a turn starts; undefined when the turn may start. */
@@ -177,7 +178,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   modelInput(): ModelTurnInput {
     return {
       model: this.agent.model,
-      request: { agent: this.agent.name, system: this.system, messages: this.transcript, tools: this.toolSchemas, settings: this.agent.settings },
+      request: () => ({ agent: this.agent.name, system: this.system, messages: this.transcript, tools: this.toolSchemas, settings: this.agent.settings }),
       onTextDelta: (delta) => this.hooks.emit({ type: 'text_delta', ...this.base(), turn: this.turn, delta }),
       onReasoningDelta: (delta) => this.hooks.emit({ type: 'reasoning_delta', ...this.base(), turn: this.turn, delta }),
     };
@@ -193,7 +194,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
       agent: this.agent.name,
     };
     this.transcript.push(message);
-    this.journal.push({ kind: 'reply', turn: this.turn, message });
+    this.log({ kind: 'reply', turn: this.turn, message });
     this.hooks.emit({ type: 'message_completed', ...this.base(), turn: this.turn, message, usage: { ...this.usage } });
     this.slots = reply.calls.map((call) => ({ call, state: 'pending', tool: undefined, raw: undefined, args: undefined, terminate: false, output: '' }));
     for (const slot of this.slots) this.slotById.set(slot.call.id, slot);
@@ -365,7 +366,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     slot.output = outcome.output;
     const message: Message = { role: 'tool', callId, name: slot.call.name, content: outcome.output, isError: outcome.isError };
     this.transcript.push(message);
-    this.journal.push({ kind: 'result', turn: this.turn, message });
+    this.log({ kind: 'result', turn: this.turn, message });
     this.hooks.emit({
       type: 'tool_call_completed',
       ...this.base(),
@@ -415,7 +416,6 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   // ── turn end ─────────────────────────────────────────────────────────
 
   endTurn(): void {
-    this.journal.push({ kind: 'turn_end', turn: this.turn });
     this.hooks.emit({ type: 'turn_ended', ...this.base(), turn: this.turn, usage: { ...this.usage } });
   }
 
@@ -451,8 +451,19 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
 
   // ── checkpoints ──────────────────────────────────────────────────────
 
+  private log(entry: CheckpointEntry): void {
+    if (this.options.checkpoint) this.journal.push(entry);
+  }
+
+  /** At the end of a turn (the turn_end entry is part of the write) or when a stopped run has drained. */
   checkpointInput(): CheckpointInput {
-    return { flush: () => this.flushCheckpoint('running') };
+    return {
+      flush: () => {
+        if (this.stopError) return this.flushCheckpoint('failed');
+        this.log({ kind: 'turn_end', turn: this.turn });
+        return this.flushCheckpoint(this.finished ? 'completed' : 'running');
+      },
+    };
   }
 
   private async flushCheckpoint(status: RunStatus): Promise<void> {
@@ -465,6 +476,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
       usage: { ...this.usage },
       status,
       ...(this.output ? { output: this.output } : {}),
+      ...(status === 'failed' && this.stopError ? { error: { name: this.stopError.name, message: this.stopError.message } } : {}),
     });
     this.hooks.emit({ type: 'checkpoint_saved', ...this.base(), turn: this.turn, entries: entries.length });
   }

@@ -3,7 +3,7 @@ import { createActor, type AnyActorRef } from 'xstate';
 import { runImplementation } from '../actors/run-implementation.js';
 import type { Agent } from '../agent.js';
 import { RunCancelled, TroupeError, asError } from '../errors.js';
-import { createRunMachine } from '../machines/run.machine.js';
+import { createRunMachine, type RunMachine } from '../machines/run.machine.js';
 import type { Message, RunEvent, Usage } from '../types.js';
 import { ApprovalDesk } from './approvals.js';
 import { EventChannel } from './event-channel.js';
@@ -29,10 +29,10 @@ export interface ApprovalControls {
   pending(): string[];
 }
 
-let runMachine: ReturnType<typeof createRunMachine> | undefined;
+let runMachine: RunMachine | undefined;
 
 /** The run statechart bound to its implementation; built once per process. */
-export function getRunMachine(): ReturnType<typeof createRunMachine> {
+export function getRunMachine(): RunMachine {
   return (runMachine ??= createRunMachine(runImplementation));
 }
 
@@ -50,7 +50,8 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   private readonly core: RunCore;
   private finished = false;
 
-  constructor(agent: Agent, input: string, options: RunOptions) {
+  /** `machine` is a seam for tests (e.g. mutant charts); runs use the shared run machine. */
+  constructor(agent: Agent, input: string, options: RunOptions, machine: RunMachine = getRunMachine()) {
     const desk = new ApprovalDesk();
     this.runId = options.runId ?? options.checkpoint?.runId ?? `run_${nanoid(12)}`;
     this.channel = new EventChannel((event) => {
@@ -87,7 +88,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     });
     this.core = core;
     this.desk = desk;
-    this.actor = createActor(getRunMachine(), { id: this.runId, input: { run: core } });
+    this.actor = createActor(machine, { id: this.runId, input: { run: core } });
     // An error inside the statechart itself must still end the stream with run_failed.
     this.actor.subscribe({
       error: (error) => {
@@ -101,6 +102,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
       else options.signal.addEventListener('abort', onAbort, { once: true });
     }
     this.actor.start();
+    this.actor.send({ type: 'START' });
   }
 
   private readonly desk: ApprovalDesk;
