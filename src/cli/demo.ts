@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { Agent, Runner, ScriptedModel, batch, call, text, tool, type RunEvent } from '../index.js';
+
+/** A small trip-planning agent on the scripted model: parallel calls, progress, a retry, a barrier and an approval. */
+export function demoAgent(): Agent {
+  let flightAttempts = 0;
+  const weather = tool({
+    name: 'weather',
+    description: 'Current weather for a city.',
+    parameters: z.object({ city: z.string().describe('City name') }),
+    execute: async ({ city }, ctx) => {
+      ctx.onUpdate({ stage: 'asking the weather service', city });
+      await sleep(city === 'Rome' ? 40 : 20);
+      return { city, celsius: city === 'Rome' ? 24 : 18, sky: 'clear' };
+    },
+  });
+  const flights = tool({
+    name: 'flights',
+    description: 'Search flights between two cities.',
+    parameters: z.object({ from: z.string(), to: z.string() }),
+    retries: 1,
+    execute: async ({ from, to }) => {
+      await sleep(10);
+      if (++flightAttempts === 1) throw new Error('flight search timed out upstream');
+      return [`${from}→${to} 08:15 €89`, `${from}→${to} 17:40 €64`];
+    },
+    resultRenderer: (rows) => (rows as string[]).join('\n'),
+  });
+  const bookHotel = tool({
+    name: 'book_hotel',
+    description: 'Book a hotel room. Costs money, so a person must approve it.',
+    parameters: z.object({ city: z.string(), nights: z.number().int().min(1) }),
+    parallel: false,
+    needsApproval: true,
+    execute: async ({ city, nights }) => `Booked ${nights} nights in ${city} (confirmation HX-2041).`,
+  });
+  const model = new ScriptedModel([
+    batch([
+      ['weather', { city: 'Paris' }, 'call_weather_paris'],
+      ['weather', { city: 'Rome' }, 'call_weather_rome'],
+      ['flights', { from: 'Paris', to: 'Rome' }, 'call_flights'],
+    ], { text: 'Let me check the weather in both cities and look for flights.' }),
+    call('book_hotel', { city: 'Rome', nights: '2' }, 'call_book', { text: 'Rome looks warmer. Booking the hotel.' }),
+    text('Rome is 24 °C and clear, the 17:40 flight costs €64, and your hotel is booked for 2 nights (HX-2041).'),
+  ]);
+  return new Agent({ name: 'trip-planner', instructions: 'Plan short trips.', model, tools: [weather, flights, bookHotel] });
+}
+
+/** Runs the demo, printing the event stream; approves the booking like a person would. */
+export async function runDemo(out: (line: string) => void = console.log): Promise<void> {
+  out('troupe demo: a trip-planning agent on the scripted model (no API key needed).\n');
+  const handle = Runner.stream(demoAgent(), 'Plan a weekend in Paris or Rome and book the hotel.');
+  const started = Date.now();
+  let midLine = false;
+  for await (const event of handle) {
+    if (event.type === 'text_delta') {
+      process.stdout.write(midLine ? event.delta : `  model: ${event.delta}`);
+      midLine = true;
+      continue;
+    }
+    if (midLine) {
+      process.stdout.write('\n');
+      midLine = false;
+    }
+    if (event.type === 'approval_required') {
+      out(`${stamp(started)}  ? approval required for ${event.call.name}(${event.call.arguments}) — approving`);
+      event.approve();
+      continue;
+    }
+    const line = describe(event);
+    if (line) out(`${stamp(started)}  ${line}`);
+  }
+  const result = await handle.result().catch((error: Error) => error);
+  if (result instanceof Error) out(`\nrun failed: ${result.message}`);
+  else out(`\noutput: ${result.output}\nusage: ${JSON.stringify(result.usage)}`);
+}
+
+function describe(event: RunEvent): string | undefined {
+  switch (event.type) {
+    case 'run_started': return `▶ run ${event.runId} started (agent ${event.agent})`;
+    case 'turn_started': return `— turn ${event.turn}`;
+    case 'message_completed': return event.message.toolCalls.length ? `  model asked for ${event.message.toolCalls.length} tool call(s)` : undefined;
+    case 'tool_call_started': return `  ⇢ ${event.call.id} ${event.call.name}(${event.call.arguments})`;
+    case 'tool_call_progress': return `    … ${event.call.id} ${JSON.stringify(event.progress)}`;
+    case 'tool_call_failed': return `  ✗ ${event.call.id} attempt ${event.attempt} failed: ${event.error.message}${event.willRetry ? ' (retrying)' : ''}`;
+    case 'tool_call_completed': return `  ${event.isError ? '✗' : '✓'} ${event.call.id} → ${event.output.replace(/\n/g, ' | ')}`;
+    case 'turn_ended': return undefined;
+    case 'run_completed': return `■ run completed after ${event.turns} turns`;
+    case 'run_failed': return `■ run failed: ${event.error.message}`;
+    default: return undefined;
+  }
+}
+
+function stamp(start: number): string {
+  return `${String(Date.now() - start).padStart(4)} ms`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

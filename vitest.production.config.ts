@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// The same suite against XState's production build (what plain `node` loads); vitest's
+// default 'development' condition loads a build that behaves differently in places.
+export default defineConfig({
+  mode: 'production',
+  test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/browser/**'],
+    testTimeout: 20_000,
+    server: { deps: { inline: ['xstate'] } },
+  },
+});
