@@ -141,3 +141,12 @@ describe('a run', () => {
     expect(model.requests[1]!.messages.at(-1)).toEqual({ role: 'user', content: 'note from probe' });
   });
 });
+
+describe('malformed model output', () => {
+  it('fails with a ModelError when a reply repeats a tool call id', async () => {
+    const model = new ScriptedModel([{ text: '', calls: [{ id: 'x', name: 'add', arguments: '{}' }, { id: 'x', name: 'add', arguments: '{}' }] }]);
+    await expect(Runner.run(new Agent({ name: 'a', model, tools: [add] }), 'q')).rejects.toThrow(
+      "The model sent tool call id 'x' twice in one reply; results could not be paired with calls.",
+    );
+  });
+});

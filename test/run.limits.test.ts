@@ -145,3 +145,23 @@ describe('cancellation', () => {
     expect((await handle.result()).output).toBe('hi');
   });
 });
+
+describe('run option validation', () => {
+  const agent = () => new Agent({ name: 'x', model: new ScriptedModel([text('hi')]) });
+  it.each([
+    [{ maxTurns: 0 }, 'maxTurns must be a positive integer, got 0.'],
+    [{ budget: { maxToolCall: 3 } }, "Unknown budget field 'maxToolCall'; expected one of maxInputTokens, maxOutputTokens, maxTotalTokens, maxToolCalls, maxDurationMs."],
+    [{ budget: { maxToolCalls: -1 } }, "Budget field 'maxToolCalls' must be a non-negative number, got -1."],
+    [{ approvalTimeoutMs: Number.NaN }, 'approvalTimeoutMs must be a non-negative number, got NaN.'],
+  ])('rejects %j with a UserError as run_started → run_failed', async (options, message) => {
+    const handle = Runner.stream(agent(), 'q', options as never);
+    const events = await collect(handle);
+    expect(trace(events)).toEqual(['run_started', 'run_failed']);
+    expect(failure(events).message).toBe(message);
+    expect(failure(events).name).toBe('UserError');
+  });
+
+  it('rejects non-string input', async () => {
+    await expect(Runner.run(agent(), 42 as never)).rejects.toThrow('Run input must be a string, got number.');
+  });
+});

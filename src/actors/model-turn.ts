@@ -38,7 +38,7 @@ export async function streamModelTurn(input: ModelTurnInput, signal: AbortSignal
           input.onReasoningDelta(part.delta);
           break;
         case 'tool_call':
-          calls.push(validCall(part.call, calls.length));
+          calls.push(validCall(part.call, calls));
           break;
         case 'finish':
           usage = part.usage ?? {};
@@ -55,9 +55,13 @@ export async function streamModelTurn(input: ModelTurnInput, signal: AbortSignal
   return { text, reasoning, calls, usage, finishReason };
 }
 
-function validCall(call: ToolCallRequest, index: number): ToolCallRequest {
+/** Results pair with calls by id, so a reply's ids must be present and unique. */
+function validCall(call: ToolCallRequest, earlier: readonly ToolCallRequest[]): ToolCallRequest {
   if (!call || typeof call.id !== 'string' || call.id === '' || typeof call.name !== 'string' || typeof call.arguments !== 'string') {
-    throw new ModelError(`Malformed tool call #${index + 1} from the model: ${JSON.stringify(call)}`);
+    throw new ModelError(`Malformed tool call #${earlier.length + 1} from the model: ${JSON.stringify(call)}`);
+  }
+  if (earlier.some((c) => c.id === call.id)) {
+    throw new ModelError(`The model sent tool call id '${call.id}' twice in one reply; results could not be paired with calls.`);
   }
   return call;
 }

@@ -1,4 +1,4 @@
-import type { ActorLogic, AnyActorRef, EventObject, Snapshot } from 'xstate';
+import { createActor, type ActorLogic, type AnyActorRef, type EventObject, type Snapshot } from 'xstate';
 import { executeCall, type CallJob, type CallOutcome } from './call-pipeline.js';
 
 export type ToolCallSnapshot = Snapshot<CallOutcome> & {
@@ -14,7 +14,7 @@ type ToolCallEvent = { type: 'settled'; outcome: CallOutcome } | { type: 'xstate
  * path stays small: start runs the pipeline, the outcome arrives as one `settled` event,
  * and the done snapshot is relayed to the parent executor by XState itself.
  */
-export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob, any, EventObject> = {
+export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob | undefined, any, EventObject> = {
   config: 'troupe.toolCall',
   transition(snapshot, event) {
     if (snapshot.status !== 'active') return snapshot;
@@ -34,10 +34,30 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob,
       if (ref.getSnapshot().status === 'active') ref.send({ type: 'settled', outcome });
     });
   },
-  getInitialSnapshot(_scope, job) {
+  getInitialSnapshot(_scope, input) {
+    const job = input ?? jobBeingSpawned!;
     return { status: 'active', output: undefined, error: undefined, context: { callId: job.ctx.callId, tool: job.tool.name }, job };
   },
   getPersistedSnapshot(snapshot) {
     return { status: snapshot.status, output: snapshot.output, error: undefined, context: snapshot.context } as Snapshot<unknown>;
   },
 };
+
+/**
+ * The job handed to the actor being constructed. XState builds actor options with
+ * `{ ...defaults, ...options }`, and on Node 20 every key in the second spread costs about
+ * 0.8 µs (a V8 slow path, measured in bench/). Passing the job beside the options instead
+ * of as `input` saves that on every call; the hand-over is synchronous, so it cannot leak
+ * into another actor.
+ */
+let jobBeingSpawned: CallJob | undefined;
+
+/** Creates (not starts) the actor for one call, as a child of `parent`, with id = call id. */
+export function createToolCallActor(job: CallJob, parent: AnyActorRef): AnyActorRef {
+  jobBeingSpawned = job;
+  try {
+    return createActor(toolCallLogic, { id: job.ctx.callId, parent }) as unknown as AnyActorRef;
+  } finally {
+    jobBeingSpawned = undefined;
+  }
+}

@@ -1,6 +1,6 @@
-import { createActor, type ActorLogic, type AnyActorRef, type EventObject, type Snapshot } from 'xstate';
+import type { ActorLogic, AnyActorRef, EventObject, Snapshot } from 'xstate';
 import type { CallJob, CallOutcome } from './call-pipeline.js';
-import { toolCallLogic } from './tool-call.js';
+import { createToolCallActor } from './tool-call.js';
 
 /** What the executor needs from its run. */
 export interface ExecutorHost {
@@ -16,7 +16,8 @@ export type ExecutorSnapshot = Snapshot<undefined> & {
 };
 
 export type ExecutorEvent =
-  | { type: 'dispatch'; job: CallJob }
+  /** Every call one preflight pass cleared, in request order: one message per pass, not per call. */
+  | { type: 'dispatch'; jobs: readonly CallJob[] }
   | { type: 'xstate.stop' }
   | { type: `xstate.done.actor.${string}`; output: CallOutcome; actorId: string };
 
@@ -33,11 +34,12 @@ export const toolExecutorLogic: ActorLogic<ExecutorSnapshot, ExecutorEvent, Exec
   config: 'troupe.toolExecutor',
   transition(snapshot, event, scope) {
     if (event.type === 'dispatch') {
-      const id = event.job.ctx.callId;
-      const child = createActor(toolCallLogic, { id, parent: scope.self as AnyActorRef, input: event.job }) as unknown as AnyActorRef;
-      snapshot.children.set(id, child);
-      snapshot.context.inFlight++;
-      child.start();
+      for (const job of event.jobs) {
+        const child = createToolCallActor(job, scope.self as AnyActorRef);
+        snapshot.children.set(job.ctx.callId, child);
+        snapshot.context.inFlight++;
+        child.start();
+      }
       return snapshot;
     }
     if (event.type === 'xstate.stop') {

@@ -14,6 +14,7 @@ import { addUsage, emptyUsage, type AssistantMessage, type Budget, type Message,
 import type { ApprovalDesk } from './approvals.js';
 import { durationOverBudget, toolCallsOverBudget, usageOverBudget } from './budget.js';
 import { checkCall } from './preflight.js';
+import { validateRunOptions } from './run-options.js';
 
 export interface RunOptions<Deps = any> {
   /** Default 10. */
@@ -94,6 +95,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   private runRef: AnyActorRef | undefined;
   private terminalSent = false;
   private running = 0;
+  private outbox: CallJob[] = [];
 
   constructor(
     readonly runId: string,
@@ -110,7 +112,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     this.maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
     this.mailbox = { post: (text: string) => void this.inbox.push(text) };
     try {
-      if (!Number.isInteger(this.maxTurns) || this.maxTurns < 1) throw new UserError(`maxTurns must be a positive integer, got ${String(options.maxTurns)}.`);
+      validateRunOptions(input, options);
       this.useAgent(agent);
     } catch (error) {
       this.configError = asError(error);
@@ -120,6 +122,9 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   get agentName(): string {
     return this.agent.name;
   }
+
+  /** The `{ name }` view tools see as `ctx.agent`; rebuilt only when the agent changes. */
+  agentView: { readonly name: string } = { name: '' };
 
   get runSignal(): AbortSignal {
     return this.abortController.signal;
@@ -142,16 +147,13 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     this.toolSchemas = [...this.tools.values()].map(toToolSchema);
     this.system = agent.systemPrompt(this.deps);
     this.agent = agent;
-  }
-
-  private base(): { runId: string; path: readonly string[]; agent: string } {
-    return { runId: this.runId, path: this.path, agent: this.agent.name };
+    this.agentView = { name: agent.name };
   }
 
   // ── run start and turns ──────────────────────────────────────────────
 
   startRun(): void {
-    this.hooks.emit({ type: 'run_started', ...this.base(), input: this.input });
+    this.hooks.emit({ type: 'run_started', runId: this.runId, path: this.path, agent: this.agent.name, input: this.input });
     const message: Message = { role: 'user', content: this.input };
     this.transcript.push(message);
     this.log({ kind: 'input', message });
@@ -172,15 +174,15 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     this.claimedHandoff = undefined;
     this.finalReply = false;
     for (const text of this.inbox.splice(0)) this.transcript.push({ role: 'user', content: text });
-    this.hooks.emit({ type: 'turn_started', ...this.base(), turn: this.turn });
+    this.hooks.emit({ type: 'turn_started', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn });
   }
 
   modelInput(): ModelTurnInput {
     return {
       model: this.agent.model,
       request: () => ({ agent: this.agent.name, system: this.system, messages: this.transcript, tools: this.toolSchemas, settings: this.agent.settings }),
-      onTextDelta: (delta) => this.hooks.emit({ type: 'text_delta', ...this.base(), turn: this.turn, delta }),
-      onReasoningDelta: (delta) => this.hooks.emit({ type: 'reasoning_delta', ...this.base(), turn: this.turn, delta }),
+      onTextDelta: (delta) => this.hooks.emit({ type: 'text_delta', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn, delta }),
+      onReasoningDelta: (delta) => this.hooks.emit({ type: 'reasoning_delta', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn, delta }),
     };
   }
 
@@ -195,7 +197,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     };
     this.transcript.push(message);
     this.log({ kind: 'reply', turn: this.turn, message });
-    this.hooks.emit({ type: 'message_completed', ...this.base(), turn: this.turn, message, usage: { ...this.usage } });
+    this.hooks.emit({ type: 'message_completed', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn, message, usage: { ...this.usage } });
     this.slots = reply.calls.map((call) => ({ call, state: 'pending', tool: undefined, raw: undefined, args: undefined, terminate: false, output: '' }));
     for (const slot of this.slots) this.slotById.set(slot.call.id, slot);
     this.sequentialBatch = this.agent.toolExecution === 'sequential' || reply.calls.some((c) => this.tools.get(c.name)?.executionMode === 'sequential');
@@ -222,11 +224,18 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
    * loop halts at a call that needs an approval wait or must run alone, and at a stop.
    */
   preflight(): void {
+    this.preflightPass();
+    this.flushDispatches();
+  }
+
+  private preflightPass(): void {
     while (this.cursor < this.slots.length) {
       if (this.cancelError) return void (this.halt = 'cancel');
       if (this.stopError) return void (this.halt = 'stop');
       const slot = this.slots[this.cursor]!;
-      const overBudget = toolCallsOverBudget(this.budget, ++this.toolCallCount) ?? durationOverBudget(this.budget, Date.now() - this.startedAt);
+      const overBudget =
+        toolCallsOverBudget(this.budget, ++this.toolCallCount) ??
+        (this.budget?.maxDurationMs !== undefined ? durationOverBudget(this.budget, Date.now() - this.startedAt) : undefined);
       if (overBudget) {
         this.stopError = overBudget;
         this.cursor++;
@@ -283,7 +292,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     const id = slot.call.id;
     this.hooks.emit({
       type: 'approval_required',
-      ...this.base(),
+      runId: this.runId, path: this.path, agent: this.agent.name,
       turn: this.turn,
       call: slot.call,
       args: slot.args,
@@ -299,6 +308,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     this.halt = 'done';
     if (approved) {
       this.accept(slot);
+      this.flushDispatches();
     } else {
       this.cursor++;
       this.reject(slot, `Tool error: approval denied for tool '${slot.call.name}'.`);
@@ -314,6 +324,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     const slot = this.slots[this.cursor++]!;
     this.halt = 'done';
     this.dispatch(slot);
+    this.flushDispatches();
   }
 
   /** Calls dispatched and not yet settled. */
@@ -338,10 +349,18 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
       maxOutputChars: tool.maxOutputChars === undefined ? agent.maxToolOutputChars : tool.maxOutputChars,
       agentRenderer: agent.toolResultRenderer,
       onAttemptFailed: (error, attempt, willRetry) =>
-        this.hooks.emit({ type: 'tool_call_failed', ...this.base(), turn, call, error, attempt, willRetry }),
+        this.hooks.emit({ type: 'tool_call_failed', runId: this.runId, path: this.path, agent: this.agent.name, turn, call, error, attempt, willRetry }),
     };
-    this.hooks.emit({ type: 'tool_call_started', ...this.base(), turn, call });
-    this.executor!.send({ type: 'dispatch', job });
+    this.hooks.emit({ type: 'tool_call_started', runId: this.runId, path: this.path, agent: this.agent.name, turn, call });
+    this.outbox.push(job);
+  }
+
+  /** Hands the calls cleared since the last flush to the executor in one message. */
+  private flushDispatches(): void {
+    if (this.outbox.length === 0) return;
+    const jobs = this.outbox;
+    this.outbox = [];
+    this.executor!.send({ type: 'dispatch', jobs });
   }
 
   private contextFor(slot: CallSlot): CallContext<Deps> {
@@ -351,7 +370,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   progress(callId: string, progress: unknown): void {
     const slot = this.slotById.get(callId);
     if (!slot || slot.state !== 'dispatched') return;
-    this.hooks.emit({ type: 'tool_call_progress', ...this.base(), turn: this.turn, call: slot.call, progress });
+    this.hooks.emit({ type: 'tool_call_progress', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn, call: slot.call, progress });
   }
 
   // ── results ──────────────────────────────────────────────────────────
@@ -369,7 +388,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     this.log({ kind: 'result', turn: this.turn, message });
     this.hooks.emit({
       type: 'tool_call_completed',
-      ...this.base(),
+      runId: this.runId, path: this.path, agent: this.agent.name,
       turn: this.turn,
       call: slot.call,
       result: outcome.result,
@@ -416,7 +435,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   // ── turn end ─────────────────────────────────────────────────────────
 
   endTurn(): void {
-    this.hooks.emit({ type: 'turn_ended', ...this.base(), turn: this.turn, usage: { ...this.usage } });
+    this.hooks.emit({ type: 'turn_ended', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn, usage: { ...this.usage } });
   }
 
   /** The run is done after this turn: a final text reply, or a batch whose every result terminates. */
@@ -446,7 +465,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
       this.stopError = asError(error);
       return;
     }
-    this.hooks.emit({ type: 'handoff_occurred', ...this.base(), turn: this.turn, from, to: target.name });
+    this.hooks.emit({ type: 'handoff_occurred', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn, from, to: target.name });
   }
 
   // ── checkpoints ──────────────────────────────────────────────────────
@@ -478,7 +497,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
       ...(this.output ? { output: this.output } : {}),
       ...(status === 'failed' && this.stopError ? { error: { name: this.stopError.name, message: this.stopError.message } } : {}),
     });
-    this.hooks.emit({ type: 'checkpoint_saved', ...this.base(), turn: this.turn, entries: entries.length });
+    this.hooks.emit({ type: 'checkpoint_saved', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn, entries: entries.length });
   }
 
   // ── terminal ─────────────────────────────────────────────────────────
@@ -490,7 +509,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   emitCompleted(): void {
     if (this.terminalSent) return;
     this.terminalSent = true;
-    this.hooks.emit({ type: 'run_completed', ...this.base(), output: this.output, usage: { ...this.usage }, turns: this.turn }, true);
+    this.hooks.emit({ type: 'run_completed', runId: this.runId, path: this.path, agent: this.agent.name, output: this.output, usage: { ...this.usage }, turns: this.turn }, true);
   }
 
   emitFailed(): void {
@@ -499,6 +518,6 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     const error = this.failure ?? this.stopError ?? new RunCancelled('run ended without a result');
     this.failure = error;
     this.abortController.abort(error);
-    this.hooks.emit({ type: 'run_failed', ...this.base(), error, usage: { ...this.usage }, turns: this.turn }, true);
+    this.hooks.emit({ type: 'run_failed', runId: this.runId, path: this.path, agent: this.agent.name, error, usage: { ...this.usage }, turns: this.turn }, true);
   }
 }

@@ -10,7 +10,7 @@ export interface CallContextHost<Deps> {
   readonly budget: Budget | undefined;
   readonly mailbox: Mailbox;
   readonly runSignal: AbortSignal;
-  readonly agentName: string;
+  readonly agentView: { readonly name: string };
   progress(callId: string, progress: unknown): void;
 }
 
@@ -29,7 +29,7 @@ export class CallContext<Deps = unknown> implements RunContext<Deps> {
     readonly callId: string,
     readonly turn: number,
   ) {
-    this.agent = { name: host.agentName };
+    this.agent = host.agentView;
   }
 
   get runId(): string { return this.host.runId; }

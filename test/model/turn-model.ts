@@ -1,4 +1,4 @@
-import { setup, type SnapshotFrom } from 'xstate';
+import { assign, setup, type SnapshotFrom } from 'xstate';
 import { createTestModel, type StatePath } from 'xstate/graph';
 
 /**
@@ -63,8 +63,6 @@ export function createTurnModelMachine(calls: readonly CallSpec[]) {
       {
         guard: ({ context }: { context: TurnContext }) => context.status[index] === 'running',
         actions: 'settle' as const,
-        // `params` are not needed: the index is closed over.
-        ...{ meta: { index } },
       },
     ]),
   );
@@ -88,24 +86,11 @@ export function createTurnModelMachine(calls: readonly CallSpec[]) {
   return setup({
     types: {} as { context: TurnContext; events: TurnEvent },
     actions: {
-      settle: ({ context, event }) => {
-        const index = ids.indexOf(event.type.slice('SETTLE_'.length));
-        (context as { status: CallStatus[] }).status = withStatus(context, index, 'done');
-      },
-      dispatchCurrent: ({ context }) => {
-        (context as { status: CallStatus[] }).status = withStatus(context, context.cursor, 'running');
-        (context as { cursor: number }).cursor = context.cursor + 1;
-      },
-      markAwaiting: ({ context }) => {
-        (context as { status: CallStatus[] }).status = withStatus(context, context.cursor, 'awaiting');
-      },
-      markApproved: ({ context }) => {
-        (context as { status: CallStatus[] }).status = withStatus(context, context.cursor, 'approved');
-      },
-      denyCurrent: ({ context }) => {
-        (context as { status: CallStatus[] }).status = withStatus(context, context.cursor, 'denied');
-        (context as { cursor: number }).cursor = context.cursor + 1;
-      },
+      settle: assign({ status: ({ context, event }) => withStatus(context, ids.indexOf(event.type.slice('SETTLE_'.length)), 'done') }),
+      dispatchCurrent: assign({ status: ({ context }) => withStatus(context, context.cursor, 'running'), cursor: ({ context }) => context.cursor + 1 }),
+      markAwaiting: assign({ status: ({ context }) => withStatus(context, context.cursor, 'awaiting') }),
+      markApproved: assign({ status: ({ context }) => withStatus(context, context.cursor, 'approved') }),
+      denyCurrent: assign({ status: ({ context }) => withStatus(context, context.cursor, 'denied'), cursor: ({ context }) => context.cursor + 1 }),
     },
     guards: {
       batchChecked: ({ context }) => context.cursor >= context.calls.length,
@@ -181,6 +166,7 @@ export function createTurnTestModel(calls: readonly CallSpec[]) {
 }
 
 export interface GeneratedPaths {
+  readonly model: ReturnType<typeof createTurnTestModel>['model'];
   /** Distinct abstract states (vertices of the graph). */
   readonly states: number;
   /** Distinct transitions (edges of the graph). */
@@ -248,5 +234,5 @@ export function generatePaths(calls: readonly CallSpec[]): GeneratedPaths {
       transitionCover.push(path);
     }
   }
-  return { states: keys.length, transitions, stateCover, transitionCover };
+  return { model, states: keys.length, transitions, stateCover, transitionCover };
 }

@@ -1,0 +1,134 @@
+import { describe, expect, it } from 'vitest';
+import { Runner, getRunMachine } from '../../src/index.js';
+import { InvariantViolation, ModelMismatch, executePath, type ApprovalMode } from './execute-path.js';
+import { launchOn, mutantRunMachine, type Launcher } from './harness.js';
+import { generatePaths, pathEvents, serializeTurn, type CallSpec, type TurnPath } from './turn-model.js';
+
+const par = (id: string): CallSpec => ({ id, gated: false, barrier: false });
+const gated = (id: string): CallSpec => ({ id, gated: true, barrier: false });
+const barrier = (id: string): CallSpec => ({ id, gated: false, barrier: true });
+const gatedBarrier = (id: string): CallSpec => ({ id, gated: true, barrier: true });
+
+/** The batch from the issue: parallel A, gated parallel B, barrier C, parallel D. */
+const ISSUE_BATCH = [par('A'), gated('B'), barrier('C'), par('D')];
+
+const BATCHES: ReadonlyArray<{ name: string; calls: CallSpec[]; states: number; transitions: number; paths: number }> = [
+  { name: 'A, B(approval), C(barrier), D', calls: ISSUE_BATCH, states: 13, transitions: 15, paths: 5 },
+  // A gated barrier approved while a call is in flight; a gated call with two calls in flight; draining three calls.
+  { name: 'Q, P(approval, barrier), R, S(approval), T', calls: [par('Q'), gatedBarrier('P'), par('R'), gated('S'), par('T')], states: 47, transitions: 85, paths: 43 },
+  // A barrier first (nothing in flight), consecutive barriers, a gated barrier, a barrier last.
+  { name: 'X(barrier), Y(approval, barrier), Z, W(barrier)', calls: [barrier('X'), gatedBarrier('Y'), par('Z'), barrier('W')], states: 10, transitions: 9, paths: 2 },
+];
+
+const MODES: ApprovalMode[] = ['parked', 'ask'];
+const realRunner: Launcher = (agent, input) => Runner.stream(agent, input);
+const title = (path: TurnPath): string => pathEvents(path).join(' → ');
+
+for (const batch of BATCHES) {
+  const generated = generatePaths(batch.calls);
+
+  describe(`model: ${batch.name}`, () => {
+    it('has a finite graph, and the executed paths cover every state and every transition', () => {
+      expect({ states: generated.states, transitions: generated.transitions, paths: generated.transitionCover.length }).toEqual({
+        states: batch.states,
+        transitions: batch.transitions,
+        paths: batch.paths,
+      });
+      const adjacency = generated.model.getAdjacencyMap();
+      const visitedStates = new Set<string>();
+      const visitedEdges = new Set<string>();
+      for (const path of generated.transitionCover) {
+        path.steps.forEach((step, i) => {
+          visitedStates.add(serializeTurn(step.state));
+          if (i > 0) visitedEdges.add(`${serializeTurn(path.steps[i - 1]!.state)} --${step.event.type}--> ${serializeTurn(step.state)}`);
+        });
+        // Every executed path is a complete run.
+        expect(path.state.status).toBe('done');
+      }
+      const allEdges = Object.entries(adjacency).flatMap(([from, v]) =>
+        Object.values(v.transitions).map((t) => `${from} --${t.event.type}--> ${serializeTurn(t.state)}`),
+      );
+      expect([...visitedStates].sort()).toEqual(Object.keys(adjacency).sort());
+      expect([...visitedEdges].sort()).toEqual(allEdges.sort());
+      // xstate/graph's own shortest paths are all prefixes of executed paths.
+      const executed = generated.transitionCover.map((p) => pathEvents(p).join(' '));
+      for (const path of generated.stateCover) {
+        const prefix = pathEvents(path).join(' ');
+        expect(executed.some((e) => e === prefix || e.startsWith(`${prefix} `))).toBe(true);
+      }
+    });
+
+    for (const mode of MODES) {
+      describe(`approvals decided by a ${mode} consumer`, () => {
+        it.each(generated.transitionCover.map((path) => [title(path), path] as const))('%s', async (_title, path) => {
+          const run = await executePath(generated.model, batch.calls, path, realRunner, mode);
+          expect(run.violations).toEqual([]);
+          expect(run.events.map((e) => e.type).filter((t) => t === 'tool_call_completed')).toHaveLength(batch.calls.length);
+        });
+      });
+    }
+  });
+}
+
+describe('mutant: the barrier guard nothingInFlight always true', () => {
+  const generated = generatePaths(ISSUE_BATCH);
+  const paths = generated.transitionCover;
+
+  async function outcomes(launch: Launcher, mode: ApprovalMode) {
+    const out: Array<{ path: string; error: Error | undefined }> = [];
+    for (const path of paths) {
+      let error: Error | undefined;
+      try {
+        await executePath(generated.model, ISSUE_BATCH, path, launch, mode);
+      } catch (caught) {
+        error = caught as Error;
+      }
+      out.push({ path: title(path), error });
+    }
+    return out;
+  }
+
+  it.each(MODES)('the test harness with the real run machine passes every path (%s consumer)', async (mode) => {
+    const results = await outcomes(launchOn(getRunMachine()), mode);
+    expect(results.filter((r) => r.error).map((r) => `${r.path}: ${r.error!.message}`)).toEqual([]);
+  });
+
+  it.each(MODES)('the mutant breaks the barrier invariant on every path (%s consumer)', async (mode) => {
+    const results = await outcomes(launchOn(mutantRunMachine({ nothingInFlight: () => true })), mode);
+    expect(results.map((r) => r.error?.name)).toEqual(paths.map(() => 'InvariantViolation'));
+    // Where each path first fails: the step that lets the barrier C (or D after it) start.
+    expect(
+      Object.fromEntries(
+        results.map((r) => {
+          const error = r.error as InvariantViolation;
+          return [r.path, { state: error.state, first: error.violations[0] }];
+        }),
+      ),
+    ).toEqual({
+      'START → APPROVE_B → SETTLE_A → SETTLE_B → SETTLE_C → SETTLE_D': {
+        state: '{"barrier":"waitingForInFlight"} [A:running B:running C:pending D:pending]',
+        first: '(2) barrier call C started while A,B running',
+      },
+      'START → SETTLE_A → APPROVE_B → SETTLE_B → SETTLE_C → SETTLE_D': {
+        state: '{"barrier":"waitingForInFlight"} [A:done B:running C:pending D:pending]',
+        first: '(2) barrier call C started while B running',
+      },
+      'START → DENY_B → SETTLE_A → SETTLE_C → SETTLE_D': {
+        state: '{"barrier":"waitingForInFlight"} [A:running B:denied C:pending D:pending]',
+        first: '(2) barrier call C started while A running',
+      },
+      // Nothing is in flight when C starts, so the broken guard lets D start next to it.
+      'START → SETTLE_A → DENY_B → SETTLE_C → SETTLE_D': {
+        state: '{"barrier":"runningAlone"} [A:done B:denied C:running D:pending]',
+        first: '(2) call D started while barrier call C running',
+      },
+      'START → APPROVE_B → SETTLE_B → SETTLE_A → SETTLE_C → SETTLE_D': {
+        state: '{"barrier":"waitingForInFlight"} [A:running B:running C:pending D:pending]',
+        first: '(2) barrier call C started while A,B running',
+      },
+    });
+    // The same guard also lets the run leave draining early: it completes before any result arrives.
+    const all = results.flatMap((r) => (r.error as InvariantViolation).violations);
+    expect(all).toContain('(3) call D has 0 results at run_completed');
+  });
+});
