@@ -5,8 +5,8 @@ import { setup, type AnyActorLogic } from 'xstate';
  * outside (src/actors/run-implementation.ts), so the chart can be drawn, traversed and
  * tested without I/O.
  *
- * turn = checkLimits → model → replied → preflight ⇄ approvalWait / barrier → draining
- *        → checkpoint → turnEnd → next turn | completed
+ * turn = checkLimits → model → replied → executing[preflight ⇄ approvalWait / barrier → draining]
+ *        → afterTools → checkpoint → turnEnd → next turn | completed
  * terminal: completed, failed, cancelled (cancel reports run_failed(RunCancelled)).
  */
 
@@ -113,46 +113,53 @@ export function createRunMachine(impl: RunMachineImplementation) {
             always: [
               { guard: 'replyOverBudget', target: '#run.stopping' },
               { guard: 'noToolCalls', target: 'afterTools' },
-              { target: 'preflight' },
+              { target: 'executing' },
             ],
           },
-          preflight: {
-            entry: 'runPreflight',
-            always: [
-              { guard: 'haltedForCancel', target: '#run.cancelled' },
-              { guard: 'haltedForStop', target: '#run.stopping' },
-              { guard: 'haltedForApproval', target: 'approvalWait' },
-              { guard: 'haltedToRunAlone', target: 'barrier' },
-              { target: 'draining' },
-            ],
-          },
-          approvalWait: {
-            invoke: {
-              src: 'approval',
-              input: ({ context }: { context: RunMachineContext }) => impl.inputs.approval(context),
-              onDone: { target: 'approvalDecided', actions: 'applyApproval' },
-            },
-          },
-          approvalDecided: {
-            always: [{ guard: 'haltedToRunAlone', target: 'barrier' }, { target: 'preflight' }],
-          },
-          barrier: {
-            initial: 'waitingForInFlight',
+          // The tool-call phase: serial preflight, approval waits and barriers, while
+          // dispatched calls run as child actors of the executor.
+          executing: {
+            initial: 'preflight',
             states: {
-              waitingForInFlight: {
-                always: { guard: 'nothingInFlight', target: 'runningAlone' },
-                on: { 'tools.idle': { target: 'runningAlone' } },
+              preflight: {
+                entry: 'runPreflight',
+                always: [
+                  { guard: 'haltedForCancel', target: '#run.cancelled' },
+                  { guard: 'haltedForStop', target: '#run.stopping' },
+                  { guard: 'haltedForApproval', target: 'approvalWait' },
+                  { guard: 'haltedToRunAlone', target: 'barrier' },
+                  { target: 'draining' },
+                ],
               },
-              runningAlone: {
-                entry: 'dispatchAlone',
-                always: { guard: 'nothingInFlight', target: '#run.turn.preflight' },
-                on: { 'tools.idle': { target: '#run.turn.preflight' } },
+              approvalWait: {
+                invoke: {
+                  src: 'approval',
+                  input: ({ context }: { context: RunMachineContext }) => impl.inputs.approval(context),
+                  onDone: { target: 'approvalDecided', actions: 'applyApproval' },
+                },
+              },
+              approvalDecided: {
+                always: [{ guard: 'haltedToRunAlone', target: 'barrier' }, { target: 'preflight' }],
+              },
+              barrier: {
+                initial: 'waitingForInFlight',
+                states: {
+                  waitingForInFlight: {
+                    always: { guard: 'nothingInFlight', target: 'runningAlone' },
+                    on: { 'tools.idle': { guard: 'nothingInFlight', target: 'runningAlone' } },
+                  },
+                  runningAlone: {
+                    entry: 'dispatchAlone',
+                    always: { guard: 'nothingInFlight', target: '#run.turn.executing.preflight' },
+                    on: { 'tools.idle': { guard: 'nothingInFlight', target: '#run.turn.executing.preflight' } },
+                  },
+                },
+              },
+              draining: {
+                always: { guard: 'nothingInFlight', target: '#run.turn.afterTools' },
+                on: { 'tools.idle': { guard: 'nothingInFlight', target: '#run.turn.afterTools' } },
               },
             },
-          },
-          draining: {
-            always: { guard: 'nothingInFlight', target: 'afterTools' },
-            on: { 'tools.idle': { target: 'afterTools' } },
           },
           afterTools: {
             always: [
@@ -193,7 +200,7 @@ export function createRunMachine(impl: RunMachineImplementation) {
         states: {
           draining: {
             always: { guard: 'nothingInFlight', target: 'saving' },
-            on: { 'tools.idle': { target: 'saving' } },
+            on: { 'tools.idle': { guard: 'nothingInFlight', target: 'saving' } },
           },
           saving: {
             always: [{ guard: 'checkpointing', target: 'checkpoint' }, { target: '#run.failed' }],

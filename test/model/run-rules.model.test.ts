@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { Runner, getRunMachine } from '../../src/index.js';
-import { InvariantViolation, ModelMismatch, executePath, type ApprovalMode } from './execute-path.js';
+import { InvariantViolation, executePath, type ApprovalMode } from './execute-path.js';
 import { launchOn, mutantRunMachine, type Launcher } from './harness.js';
-import { generatePaths, pathEvents, serializeTurn, type CallSpec, type TurnPath } from './turn-model.js';
+import type { AdjacencyValue } from 'xstate/graph';
+import { generatePaths, pathEvents, serializeTurn, type CallSpec, type TurnEvent, type TurnPath, type TurnSnapshot } from './turn-model.js';
 
 const par = (id: string): CallSpec => ({ id, gated: false, barrier: false });
 const gated = (id: string): CallSpec => ({ id, gated: true, barrier: false });
@@ -45,7 +46,7 @@ for (const batch of BATCHES) {
         // Every executed path is a complete run.
         expect(path.state.status).toBe('done');
       }
-      const allEdges = Object.entries(adjacency).flatMap(([from, v]) =>
+      const allEdges = (Object.entries(adjacency) as Array<[string, AdjacencyValue<TurnSnapshot, TurnEvent>]>).flatMap(([from, v]) =>
         Object.values(v.transitions).map((t) => `${from} --${t.event.type}--> ${serializeTurn(t.state)}`),
       );
       expect([...visitedStates].sort()).toEqual(Object.keys(adjacency).sort());
