@@ -185,3 +185,54 @@ describe('approvals', () => {
     expect(order).toEqual(['asked', 'done g', 'done s']);
   });
 });
+
+describe('"ask" approvals when the consumer leaves', () => {
+  const setup = () => {
+    const ran: string[] = [];
+    const t = tool({ name: 'g', description: 'd', parameters: z.object({}), needsApproval: true, execute: () => { ran.push('G'); return 'ran'; } });
+    const model = new ScriptedModel([call('g', {}, 'G'), text('done')]);
+    return { ran, handle: Runner.stream(new Agent({ name: 'a', model, tools: [t], approvalHandler: () => 'ask' }), 'q') };
+  };
+
+  it('breaking out at approval_required denies the waiting call', async () => {
+    const { ran, handle } = setup();
+    for await (const event of handle) if (event.type === 'approval_required') break;
+    const result = await handle.result();
+    expect(ran).toEqual([]);
+    expect(result.transcript[2]).toMatchObject({ callId: 'G', isError: true });
+    expect(handle.approvals.pending()).toEqual([]);
+  });
+
+  it('pulling past it and then returning the iterator denies it', async () => {
+    const { ran, handle } = setup();
+    const iterator = handle[Symbol.asyncIterator]();
+    for (;;) {
+      const { value } = await iterator.next();
+      if (value?.type === 'approval_required') break;
+    }
+    // Pulling past hands the call to the handler, whose "ask" keeps it waiting: no event comes.
+    const parked = iterator.next();
+    await flush();
+    expect(handle.approvals.pending()).toEqual(['G']);
+    await iterator.return!();
+    expect(await parked).toEqual({ value: undefined, done: true });
+    await handle.result();
+    expect(ran).toEqual([]);
+  });
+
+  it('pulling past it and then stopListening() denies it', async () => {
+    const { ran, handle } = setup();
+    const iterator = handle[Symbol.asyncIterator]();
+    for (;;) {
+      const { value } = await iterator.next();
+      if (value?.type === 'approval_required') break;
+    }
+    const parked = iterator.next();
+    await flush();
+    expect(handle.approvals.pending()).toEqual(['G']);
+    handle.stopListening();
+    expect(await parked).toEqual({ value: undefined, done: true });
+    await handle.result();
+    expect(ran).toEqual([]);
+  });
+});

@@ -37,6 +37,7 @@ export const runImplementation: RunMachineImplementation = {
     applyApproval: ({ context, event }) => core(context).applyApproval(event.output === true),
     dispatchAlone: ({ context }) => core(context).dispatchAlone(),
     closeForStop: ({ context }) => core(context).closeForStop(),
+    closeUnfinishedCalls: ({ context }) => core(context).closeOpenCalls('Tool error: not executed: the turn ended before this call ran', true),
     endTurn: ({ context }) => core(context).endTurn(),
     applyHandoff: ({ context }) => core(context).applyHandoff(),
     cancel: ({ context, event }) => {

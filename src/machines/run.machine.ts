@@ -38,6 +38,7 @@ export const RUN_ACTIONS = [
   'applyApproval',
   'dispatchAlone',
   'closeForStop',
+  'closeUnfinishedCalls',
   'endTurn',
   'applyHandoff',
   'cancel',
@@ -162,6 +163,8 @@ export function createRunMachine(impl: RunMachineImplementation) {
             },
           },
           afterTools: {
+            // Safety net for "exactly one result": nothing should be open here.
+            entry: 'closeUnfinishedCalls',
             always: [
               { guard: 'cancelRequested', target: '#run.cancelled' },
               { guard: 'stopRequested', target: '#run.stopping' },

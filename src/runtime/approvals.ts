@@ -7,6 +7,8 @@ interface PendingApproval {
   readonly handler: ApprovalHandler | undefined;
   /** Set once the stream consumer has seen the event and moved on without deciding. */
   handlerAsked: boolean;
+  /** The handler answered "ask": the call waits for an out-of-band decision. */
+  leftToConsumer: boolean;
   resolve(approved: boolean): void;
 }
 
@@ -30,7 +32,7 @@ export class ApprovalDesk {
         resolve(approved);
       };
       const onAbort = (): void => finish(false);
-      this.pending.set(request.call.id, { request, ctx, handler, handlerAsked: false, resolve: finish });
+      this.pending.set(request.call.id, { request, ctx, handler, handlerAsked: false, leftToConsumer: false, resolve: finish });
       if (signal.aborted) return finish(false);
       signal.addEventListener('abort', onAbort, { once: true });
       if (timeoutMs !== undefined) timer = setTimeout(() => finish(false), timeoutMs);
@@ -68,9 +70,13 @@ export class ApprovalDesk {
   consumerLeft(): void {
     this.consumerGone = true;
     for (const entry of [...this.pending.values()]) {
-      if (entry.handlerAsked) continue;
-      entry.handlerAsked = true;
-      void this.askHandler(entry);
+      if (entry.leftToConsumer) {
+        entry.resolve(false);
+      } else if (!entry.handlerAsked) {
+        entry.handlerAsked = true;
+        void this.askHandler(entry);
+      }
+      // An entry whose handler is still deciding sees consumerGone when it answers.
     }
   }
 
@@ -83,7 +89,10 @@ export class ApprovalDesk {
     }
     if (decision === true || decision === 'allow') return entry.resolve(true);
     // "ask" leaves the call waiting for an out-of-band decision, but only while someone can give one.
-    if (decision === 'ask' && !this.consumerGone) return;
+    if (decision === 'ask' && !this.consumerGone) {
+      entry.leftToConsumer = true;
+      return;
+    }
     entry.resolve(false);
   }
 }

@@ -15,7 +15,11 @@ export class EventChannel implements AsyncIterable<RunEvent> {
   private iterating = false;
   private lastDelivered: RunEvent | undefined;
 
-  constructor(private readonly onPassed: (event: RunEvent) => void) {}
+  constructor(
+    private readonly onPassed: (event: RunEvent) => void,
+    /** Called once when nobody will read events any more. */
+    private readonly onDrained: () => void = () => undefined,
+  ) {}
 
   /** True while a consumer may still read events. */
   get listening(): boolean {
@@ -57,6 +61,7 @@ export class EventChannel implements AsyncIterable<RunEvent> {
       this.waiting = undefined;
       resolve({ value: undefined, done: true });
     }
+    this.onDrained();
   }
 
   [Symbol.asyncIterator](): AsyncIterator<RunEvent> {

@@ -54,9 +54,12 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   constructor(agent: Agent, input: string, options: RunOptions, machine: RunMachine = getRunMachine()) {
     const desk = new ApprovalDesk();
     this.runId = options.runId ?? options.checkpoint?.runId ?? `run_${nanoid(12)}`;
-    this.channel = new EventChannel((event) => {
-      if (event.type === 'approval_required') desk.passed(event.call.id);
-    });
+    this.channel = new EventChannel(
+      (event) => {
+        if (event.type === 'approval_required') desk.passed(event.call.id);
+      },
+      () => desk.consumerLeft(),
+    );
     this.approvals = {
       approve: (callId) => desk.decide(callId, true),
       reject: (callId) => desk.decide(callId, false),
@@ -87,7 +90,6 @@ export class RunHandle implements AsyncIterable<RunEvent> {
       },
     });
     this.core = core;
-    this.desk = desk;
     this.actor = createActor(machine, { id: this.runId, input: { run: core } });
     // An error inside the statechart itself must still end the stream with run_failed.
     this.actor.subscribe({
@@ -105,7 +107,6 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     this.actor.send({ type: 'START' });
   }
 
-  private readonly desk: ApprovalDesk;
 
   [Symbol.asyncIterator](): AsyncIterator<RunEvent> {
     return this.channel[Symbol.asyncIterator]();
@@ -126,7 +127,6 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   /** No consumer will read events: undecided approvals fall to the handler, then deny. */
   stopListening(): void {
     this.channel.drain();
-    this.desk.consumerLeft();
   }
 }
 

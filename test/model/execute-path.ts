@@ -1,9 +1,8 @@
+import type { TestModel } from 'xstate/graph';
 import { z } from 'zod';
-import { Agent, ScriptedModel, batch, text, tool, type RunEvent } from '../../src/index.js';
-import type { RunHandle } from '../../src/index.js';
+import { Agent, ScriptedModel, batch, text, tool, type RunEvent, type RunHandle } from '../../src/index.js';
 import type { Launcher } from './harness.js';
 import { serializeTurn, type CallSpec, type CallStatus, type TurnEvent, type TurnPath, type TurnSnapshot } from './turn-model.js';
-import type { TestModel } from 'xstate/graph';
 
 /**
  * Runs one abstract path against a real run: START launches the run, APPROVE/DENY decide
@@ -315,6 +314,10 @@ export class PathExecution {
     const pending = sorted(this.run.approvals.pending());
     if (!same(pending, sorted(want('awaiting')))) {
       throw new ModelMismatch(`approvals pending [${pending.join(',')}], model says awaiting [${want('awaiting').join(',')}] ${where}`);
+    }
+    const awaiting = want('awaiting');
+    if (this.mode === 'parked' && awaiting.length > 0 && this.parked?.call.id !== awaiting[0]) {
+      throw new ModelMismatch(`the consumer should be parked at approval_required:${awaiting[0]} ${where}`);
     }
     const observed = this.events.map(label);
     const parked = this.parked !== undefined;

@@ -14,7 +14,14 @@ export function launchOn(machine: RunMachine): Launcher {
   return (agent, input) => new RunHandle(agent, input, {}, machine);
 }
 
-/** The real run implementation with some guards replaced; everything else unchanged. */
-export function mutantRunMachine(guards: Partial<RunMachineImplementation['guards']>): RunMachine {
-  return createRunMachine({ ...runImplementation, guards: { ...runImplementation.guards, ...guards } });
+/** The real run implementation with some guards or actions replaced; everything else unchanged. */
+export function mutantRunMachine(mutation: {
+  guards?: Partial<RunMachineImplementation['guards']>;
+  actions?: Partial<RunMachineImplementation['actions']>;
+}): RunMachine {
+  return createRunMachine({
+    ...runImplementation,
+    guards: { ...runImplementation.guards, ...mutation.guards },
+    actions: { ...runImplementation.actions, ...mutation.actions },
+  });
 }

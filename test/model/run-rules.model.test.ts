@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { AdjacencyValue } from 'xstate/graph';
 import { Runner, getRunMachine } from '../../src/index.js';
+import type { RunCore } from '../../src/runtime/run-core.js';
 import { InvariantViolation, executePath, type ApprovalMode } from './execute-path.js';
 import { launchOn, mutantRunMachine, type Launcher } from './harness.js';
-import type { AdjacencyValue } from 'xstate/graph';
 import { generatePaths, pathEvents, serializeTurn, type CallSpec, type TurnEvent, type TurnPath, type TurnSnapshot } from './turn-model.js';
 
 const par = (id: string): CallSpec => ({ id, gated: false, barrier: false });
@@ -71,10 +72,11 @@ for (const batch of BATCHES) {
   });
 }
 
-describe('mutant: the barrier guard nothingInFlight always true', () => {
+describe('mutants: a run machine with one broken rule fails the suite', () => {
   const generated = generatePaths(ISSUE_BATCH);
   const paths = generated.transitionCover;
 
+  /** Runs every path of the issue batch on `launch`; collects the error of each path (or undefined). */
   async function outcomes(launch: Launcher, mode: ApprovalMode) {
     const out: Array<{ path: string; error: Error | undefined }> = [];
     for (const path of paths) {
@@ -89,23 +91,21 @@ describe('mutant: the barrier guard nothingInFlight always true', () => {
     return out;
   }
 
-  it.each(MODES)('the test harness with the real run machine passes every path (%s consumer)', async (mode) => {
+  const firstViolations = (results: Awaited<ReturnType<typeof outcomes>>) =>
+    Object.fromEntries(
+      results.map((r) => [r.path, r.error instanceof InvariantViolation ? { state: r.error.state, first: r.error.violations[0] } : r.error?.name]),
+    );
+
+  it.each(MODES)('control: RunHandle with the real run machine passed explicitly passes every path (%s consumer)', async (mode) => {
     const results = await outcomes(launchOn(getRunMachine()), mode);
     expect(results.filter((r) => r.error).map((r) => `${r.path}: ${r.error!.message}`)).toEqual([]);
   });
 
-  it.each(MODES)('the mutant breaks the barrier invariant on every path (%s consumer)', async (mode) => {
-    const results = await outcomes(launchOn(mutantRunMachine({ nothingInFlight: () => true })), mode);
+  it.each(MODES)('nothingInFlight always true (the barrier guard) breaks invariant (2) on every path (%s consumer)', async (mode) => {
+    const results = await outcomes(launchOn(mutantRunMachine({ guards: { nothingInFlight: () => true } })), mode);
     expect(results.map((r) => r.error?.name)).toEqual(paths.map(() => 'InvariantViolation'));
     // Where each path first fails: the step that lets the barrier C (or D after it) start.
-    expect(
-      Object.fromEntries(
-        results.map((r) => {
-          const error = r.error as InvariantViolation;
-          return [r.path, { state: error.state, first: error.violations[0] }];
-        }),
-      ),
-    ).toEqual({
+    expect(firstViolations(results)).toEqual({
       'START → APPROVE_B → SETTLE_A → SETTLE_B → SETTLE_C → SETTLE_D': {
         state: '{"barrier":"waitingForInFlight"} [A:running B:running C:pending D:pending]',
         first: '(2) barrier call C started while A,B running',
@@ -128,8 +128,45 @@ describe('mutant: the barrier guard nothingInFlight always true', () => {
         first: '(2) barrier call C started while A,B running',
       },
     });
-    // The same guard also lets the run leave draining early: it completes before any result arrives.
+    // The overlap is visible on the event stream too, not only in the tool bodies.
     const all = results.flatMap((r) => (r.error as InvariantViolation).violations);
-    expect(all).toContain('(3) call D has 0 results at run_completed');
+    expect(all).toContain('(2) barrier call C started while A,B in flight');
+  });
+
+  it.each(MODES)('applyApproval ignoring the decision breaks invariant (1) on the DENY paths only (%s consumer)', async (mode) => {
+    const alwaysApprove = mutantRunMachine({ actions: { applyApproval: ({ context }) => (context.run as RunCore).applyApproval(true) } });
+    const results = await outcomes(launchOn(alwaysApprove), mode);
+    expect(firstViolations(results)).toEqual({
+      'START → APPROVE_B → SETTLE_A → SETTLE_B → SETTLE_C → SETTLE_D': undefined,
+      'START → SETTLE_A → APPROVE_B → SETTLE_B → SETTLE_C → SETTLE_D': undefined,
+      'START → DENY_B → SETTLE_A → SETTLE_C → SETTLE_D': {
+        state: '{"barrier":"waitingForInFlight"} [A:running B:denied C:pending D:pending]',
+        first: '(1) gated call B ran after it was denied',
+      },
+      // The model lets C run alone here; the mutant ran B instead.
+      'START → SETTLE_A → DENY_B → SETTLE_C → SETTLE_D': {
+        state: '{"barrier":"runningAlone"} [A:done B:denied C:running D:pending]',
+        first: '(1) gated call B ran after it was denied',
+      },
+      'START → APPROVE_B → SETTLE_B → SETTLE_A → SETTLE_C → SETTLE_D': undefined,
+    });
+  });
+
+  it('haltedToRunAlone always false (skips the barrier) fails every path: C never runs', async () => {
+    const results = await outcomes(launchOn(mutantRunMachine({ guards: { haltedToRunAlone: () => false } })), 'ask');
+    // The run drains past C and D; the afterTools safety net gives them synthetic results,
+    // so invariant (3) holds, but the comparison with the model sees C never start.
+    expect(results.map((r) => r.error?.name)).toEqual(paths.map(() => 'ModelMismatch'));
+    expect(results.map((r) => r.error!.message.split('\n')[0]!.replace(/ in abstract state.*/, ''))).toEqual(paths.map(() => 'executing bodies [], model says running [C]'));
+  });
+
+  // Guards whose breakage stalls the run without breaking an invariant outright:
+  // the comparison with the abstract model catches them on every path.
+  it.each([
+    ['haltedForApproval always false (never waits for an approval)', { haltedForApproval: () => false }],
+    ['nothingInFlight always false (the barrier never opens)', { nothingInFlight: () => false }],
+  ] as const)('%s fails every path', async (_name, guards) => {
+    const results = await outcomes(launchOn(mutantRunMachine({ guards })), 'ask');
+    expect(results.map((r) => r.error?.name)).toEqual(paths.map(() => 'ModelMismatch'));
   });
 });

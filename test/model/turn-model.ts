@@ -112,7 +112,8 @@ export function createTurnModelMachine(calls: readonly CallSpec[]) {
           { guard: 'needsApproval', target: 'approvalWait', actions: 'markAwaiting' },
           { guard: 'mustRunAlone', target: 'barrier' },
           // A parallel call is dispatched at once and preflight moves on.
-          { target: 'preflight', reenter: true, actions: 'dispatchCurrent' },
+          // (Eventless transitions are re-evaluated until none applies: this loops over the batch.)
+          { actions: 'dispatchCurrent' },
         ],
       },
       approvalWait: { on: approvalHandlers },
@@ -180,11 +181,9 @@ export interface GeneratedPaths {
   readonly transitionCover: TurnPath[];
 }
 
-const describeEvent = (event: { type: string }): string => event.type;
-
+/** The test events of a path (step 0 is the initial state, reached by xstate.init). */
 export function pathEvents(path: TurnPath): string[] {
-  // Step 0 is the initial state reached by xstate.init.
-  return path.steps.slice(1).map((s) => describeEvent(s.event));
+  return path.steps.slice(1).map((s) => s.event.type);
 }
 
 export function generatePaths(calls: readonly CallSpec[]): GeneratedPaths {
