@@ -19,6 +19,6 @@ export type { RunContext, Mailbox } from './tools/context.js';
 export type { Model, ModelRequest, ModelSettings, ModelStreamPart } from './models/model.js';
 export { ScriptedModel, text, call, batch, type ScriptStep, type RecordedRequest } from './models/scripted.js';
 export { Runner, RunHandle, getRunMachine, type RunResult, type ApprovalControls } from './runtime/runner.js';
-export type { RunOptions } from './runtime/run-core.js';
+export type { RunOptions, InspectionObserver } from './runtime/run-core.js';
 export { MemoryCheckpointStore, type CheckpointStore, type CheckpointEntry, type CheckpointHead } from './store/checkpoint-store.js';
 export type * from './types.js';

@@ -46,3 +46,24 @@ describe('the run statechart', () => {
     await reading;
   });
 });
+
+describe('inspection', () => {
+  it('reports the run, executor and tool-call actors to an opt-in observer', async () => {
+    const { tool: makeTool } = await import('../src/index.js');
+    const p = makeTool({ name: 'p', description: 'd', parameters: z.object({}), execute: () => 'ok' });
+    const actors: string[] = [];
+    const snapshots = new Set<string>();
+    const model = new ScriptedModel([batch([['p', {}, 'c1'], ['p', {}, 'c2']]), text('done')]);
+    await Runner.run(new Agent({ name: 'a', model, tools: [p] }), 'q', {
+      runId: 'run-inspected',
+      inspect: (event) => {
+        if (event.type === '@xstate.actor') actors.push((event.actorRef as unknown as { id: string }).id);
+        if (event.type === '@xstate.snapshot' && (event.actorRef as unknown as { id: string }).id === 'run-inspected') snapshots.add(JSON.stringify((event.snapshot as unknown as { value: unknown }).value));
+      },
+    });
+    expect(actors.slice(0, 2)).toEqual(['run-inspected', 'tools']);
+    expect(actors.filter((id) => id === 'c1' || id === 'c2')).toEqual(['c1', 'c2']);
+    expect([...snapshots]).toContain('{"turn":{"executing":"draining"}}');
+    expect([...snapshots].at(-1)).toBe('"completed"');
+  });
+});

@@ -1,4 +1,4 @@
-import type { AnyActorRef } from 'xstate';
+import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { Agent } from '../agent.js';
 import type { ApprovalInput } from '../actors/approval.js';
 import type { CallJob, CallOutcome } from '../actors/call-pipeline.js';
@@ -27,7 +27,15 @@ export interface RunOptions<Deps = any> {
   /** Auto-deny an approval nobody decided within this time. */
   approvalTimeoutMs?: number;
   checkpoint?: { store: CheckpointStore; runId?: string };
+  /**
+   * XState inspection observer for this run's actor system (the run, its executor, tool-call
+   * and sub-run actors). Opt-in: without it, inspection costs nothing.
+   */
+  inspect?: InspectionObserver;
 }
+
+/** Receives XState's raw inspection events (`@xstate.actor`, `@xstate.event`, `@xstate.snapshot`, …). */
+export type InspectionObserver = (event: InspectionEvent) => void;
 
 export const DEFAULT_MAX_TURNS = 10;
 

@@ -90,7 +90,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
       },
     });
     this.core = core;
-    this.actor = createActor(machine, { id: this.runId, input: { run: core } });
+    this.actor = createActor(machine, { id: this.runId, input: { run: core }, ...(options.inspect ? { inspect: options.inspect } : {}) });
     // An error inside the statechart itself must still end the stream with run_failed.
     this.actor.subscribe({
       error: (error) => {
