@@ -1,4 +1,6 @@
 import { UserError } from './errors.js';
+import { agentAsTool, type AgentToolOptions } from './handoff/agent-tool.js';
+import { handoff } from './handoff/handoff.js';
 import type { Model, ModelSettings } from './models/model.js';
 import type { RunContext } from './tools/context.js';
 import type { ResultRenderer, Tool } from './tools/tool.js';
@@ -21,8 +23,8 @@ export interface AgentOptions<Deps = any> {
   instructions?: string | ((ctx: { deps: Deps; agent: Agent<Deps> }) => string);
   model: Model;
   tools?: readonly Tool<Deps>[];
-  /** Handoff tools (see the multi-agent part); they share the tool namespace. */
-  handoffs?: readonly Tool<Deps>[];
+  /** Agents this one may transfer to, given as agents or `handoff(agent, options)`; they share the tool namespace. */
+  handoffs?: ReadonlyArray<Agent<any> | Tool<Deps>>;
   approvalHandler?: ApprovalHandler;
   defaultToolRetries?: number;
   defaultToolTimeoutMs?: number;
@@ -41,7 +43,8 @@ export class Agent<Deps = any> {
   readonly instructions: AgentOptions<Deps>['instructions'];
   readonly model: Model;
   readonly tools: readonly Tool<Deps>[];
-  readonly handoffs: readonly Tool<Deps>[];
+  /** Mutable so agents can hand off to each other: `a.handoffs.push(b)` after both exist. */
+  readonly handoffs: Array<Agent<any> | Tool<Deps>>;
   readonly approvalHandler: ApprovalHandler | undefined;
   readonly defaultToolRetries: number;
   readonly defaultToolTimeoutMs: number | undefined;
@@ -57,7 +60,7 @@ export class Agent<Deps = any> {
     this.instructions = options.instructions ?? '';
     this.model = options.model;
     this.tools = options.tools ?? [];
-    this.handoffs = options.handoffs ?? [];
+    this.handoffs = [...(options.handoffs ?? [])];
     this.approvalHandler = options.approvalHandler;
     this.defaultToolRetries = options.defaultToolRetries ?? 0;
     this.defaultToolTimeoutMs = options.defaultToolTimeoutMs;
@@ -65,6 +68,11 @@ export class Agent<Deps = any> {
     this.toolResultRenderer = options.toolResultRenderer;
     this.toolExecution = options.toolExecution ?? 'parallel';
     this.settings = options.settings ?? {};
+  }
+
+  /** This agent as a tool: each call runs it as a child run of the caller. */
+  asTool(options: AgentToolOptions = {}): Tool {
+    return agentAsTool(this, options);
   }
 
   /** Resolves the system prompt for a run. */
@@ -78,7 +86,8 @@ export class Agent<Deps = any> {
    */
   toolTable(): Map<string, Tool<Deps>> {
     const table = new Map<string, Tool<Deps>>();
-    for (const t of [...this.tools, ...this.handoffs]) {
+    const handoffTools = this.handoffs.map((h) => (h instanceof Agent ? handoff(h) : h));
+    for (const t of [...this.tools, ...handoffTools]) {
       if (table.has(t.name)) throw new UserError(`Tool name conflict for '${t.name}' from ${t.source}.`);
       table.set(t.name, t);
     }

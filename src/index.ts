@@ -21,4 +21,7 @@ export { ScriptedModel, text, call, batch, type ScriptStep, type RecordedRequest
 export { Runner, RunHandle, getRunMachine, type RunResult, type ApprovalControls } from './runtime/runner.js';
 export type { RunOptions, InspectionObserver } from './runtime/run-core.js';
 export { MemoryCheckpointStore, type CheckpointStore, type CheckpointEntry, type CheckpointHead } from './store/checkpoint-store.js';
+export { handoff, type HandoffOptions } from './handoff/handoff.js';
+export { agentAsTool, type AgentToolOptions } from './handoff/agent-tool.js';
+export type { HandoffInputFilter } from './runtime/run-core.js';
 export type * from './types.js';

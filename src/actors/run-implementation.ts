@@ -25,6 +25,7 @@ export const runImplementation: RunMachineImplementation = {
     checkpointing: ({ context }) => core(context).hasCheckpointStore,
     finished: ({ context }) => core(context).finished,
     handoffPending: ({ context }) => core(context).handoffPending,
+    spendOverBudget: ({ context }) => core(context).checkSpend(),
   },
   actions: {
     failWithConfigError: ({ context }) => core(context).fail(core(context).configError!),
@@ -48,6 +49,7 @@ export const runImplementation: RunMachineImplementation = {
       core(context).fail(new TroupeError(`checkpoint write failed: ${asError(event.error).message}`, { cause: event.error })),
     emitCompleted: ({ context }) => core(context).emitCompleted(),
     emitFailed: ({ context }) => core(context).emitFailed(),
+    foldChildSpend: ({ context, event }) => core(context).foldChildSpend(event.spend),
   },
   actors: {
     modelTurn: modelTurnActor,

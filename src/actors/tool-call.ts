@@ -29,6 +29,7 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
   start(snapshot, { self }) {
     const job = snapshot.job!;
     const ref = self as AnyActorRef;
+    job.ctx.actor = ref;
     void executeCall(job).then((outcome) => {
       // A call stopped by a cancelled run may still settle later; its result is no longer wanted.
       if (ref.getSnapshot().status === 'active') ref.send({ type: 'settled', outcome });

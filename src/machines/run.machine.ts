@@ -25,6 +25,7 @@ export const RUN_GUARDS = [
   'checkpointing',
   'finished',
   'handoffPending',
+  'spendOverBudget',
 ] as const;
 
 export const RUN_ACTIONS = [
@@ -45,6 +46,7 @@ export const RUN_ACTIONS = [
   'failWithCheckpointError',
   'emitCompleted',
   'emitFailed',
+  'foldChildSpend',
 ] as const;
 
 export type RunGuardName = (typeof RUN_GUARDS)[number];
@@ -83,6 +85,8 @@ export function createRunMachine(impl: RunMachineImplementation) {
     invoke: { id: 'tools', src: 'toolExecutor', input: ({ context }: { context: RunMachineContext }) => impl.inputs.toolExecutor(context) },
     on: {
       CANCEL: { target: '.cancelled' },
+      // A sub-run (agent as tool) reports what it spent; it counts against this run's budget.
+      'child.spend': { actions: 'foldChildSpend' },
     },
     states: {
       idle: {
@@ -104,6 +108,7 @@ export function createRunMachine(impl: RunMachineImplementation) {
           },
           model: {
             invoke: {
+              id: 'model',
               src: 'modelTurn',
               input: ({ context }: { context: RunMachineContext }) => impl.inputs.modelTurn(context),
               onDone: { target: 'replied', actions: 'recordReply' },
@@ -134,6 +139,7 @@ export function createRunMachine(impl: RunMachineImplementation) {
               },
               approvalWait: {
                 invoke: {
+                  id: 'approval',
                   src: 'approval',
                   input: ({ context }: { context: RunMachineContext }) => impl.inputs.approval(context),
                   onDone: { target: 'approvalDecided', actions: 'applyApproval' },
@@ -168,12 +174,14 @@ export function createRunMachine(impl: RunMachineImplementation) {
             always: [
               { guard: 'cancelRequested', target: '#run.cancelled' },
               { guard: 'stopRequested', target: '#run.stopping' },
+              { guard: 'spendOverBudget', target: '#run.stopping' },
               { guard: 'checkpointing', target: 'checkpoint' },
               { target: 'turnEnd' },
             ],
           },
           checkpoint: {
             invoke: {
+              id: 'checkpoint',
               src: 'checkpoint',
               input: ({ context }: { context: RunMachineContext }) => impl.inputs.checkpoint(context),
               onDone: { target: 'turnEnd' },
@@ -210,6 +218,7 @@ export function createRunMachine(impl: RunMachineImplementation) {
           },
           checkpoint: {
             invoke: {
+              id: 'checkpoint',
               src: 'checkpoint',
               input: ({ context }: { context: RunMachineContext }) => impl.inputs.checkpoint(context),
               onDone: { target: '#run.failed' },

@@ -3,6 +3,10 @@ import type { Budget, Usage } from '../types.js';
 
 /** Token and duration limits, checked at turn start and after each model reply. */
 export function usageOverBudget(budget: Budget | undefined, usage: Usage, elapsedMs: number): BudgetExceeded | undefined {
+  return tokensOverBudget(budget, usage) ?? durationOverBudget(budget, elapsedMs);
+}
+
+export function tokensOverBudget(budget: Budget | undefined, usage: Usage): BudgetExceeded | undefined {
   if (!budget) return undefined;
   if (budget.maxInputTokens !== undefined && usage.inputTokens > budget.maxInputTokens) {
     return new BudgetExceeded('inputTokens', usage.inputTokens, budget.maxInputTokens);
@@ -13,7 +17,7 @@ export function usageOverBudget(budget: Budget | undefined, usage: Usage, elapse
   if (budget.maxTotalTokens !== undefined && usage.totalTokens > budget.maxTotalTokens) {
     return new BudgetExceeded('totalTokens', usage.totalTokens, budget.maxTotalTokens);
   }
-  return durationOverBudget(budget, elapsedMs);
+  return undefined;
 }
 
 export function durationOverBudget(budget: Budget | undefined, elapsedMs: number): BudgetExceeded | undefined {

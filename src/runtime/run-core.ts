@@ -5,16 +5,18 @@ import type { CallJob, CallOutcome } from '../actors/call-pipeline.js';
 import type { CheckpointInput } from '../actors/checkpoint.js';
 import type { ModelReply, ModelTurnInput } from '../actors/model-turn.js';
 import type { ExecutorHost } from '../actors/tool-executor.js';
-import { MaxTurnsExceeded, RunCancelled, UserError, asError } from '../errors.js';
+import { BudgetExceeded, MaxTurnsExceeded, RunCancelled, asError } from '../errors.js';
 import type { CheckpointEntry, CheckpointStore, RunStatus } from '../store/checkpoint-store.js';
 import { CallContext, type CallContextHost } from '../tools/call-context.js';
 import type { Mailbox } from '../tools/context.js';
 import { toToolSchema, type Tool, type ToolSchema } from '../tools/tool.js';
 import { addUsage, emptyUsage, type AssistantMessage, type Budget, type Message, type RunEvent, type ToolCallRequest, type Usage } from '../types.js';
 import type { ApprovalDesk } from './approvals.js';
-import { durationOverBudget, toolCallsOverBudget, usageOverBudget } from './budget.js';
+import { durationOverBudget, tokensOverBudget, toolCallsOverBudget, usageOverBudget } from './budget.js';
 import { checkCall } from './preflight.js';
 import { validateRunOptions } from './run-options.js';
+import { launchRun, type LaunchedRun } from './launch.js';
+import { getRunMachine } from './run-machine.js';
 
 export interface RunOptions<Deps = any> {
   /** Default 10. */
@@ -38,6 +40,15 @@ export interface RunOptions<Deps = any> {
 export type InspectionObserver = (event: InspectionEvent) => void;
 
 export const DEFAULT_MAX_TURNS = 10;
+
+/** What a sub-run spent, reported to its parent run as a message. */
+export interface Spend {
+  readonly usage: Partial<Usage>;
+  readonly toolCalls: number;
+}
+
+/** Rewrites the transcript the next agent sees after a handoff. */
+export type HandoffInputFilter = (transcript: readonly Message[]) => Message[];
 
 type SlotState = 'pending' | 'dispatched' | 'settled';
 
@@ -94,7 +105,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   private sequentialBatch = false;
   private lastApproval = false;
   private claimedHandoff: string | undefined;
-  private pendingHandoff: Agent<Deps> | undefined;
+  private pendingHandoff: { target: Agent<Deps>; inputFilter: HandoffInputFilter | undefined } | undefined;
   private finalReply = false;
   private inbox: string[] = [];
   /** Entries not yet written; only kept when the run has a checkpoint store. */
@@ -105,16 +116,22 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   private running = 0;
   private outbox: CallJob[] = [];
 
+  /** Agent names from the root run down to this run's current agent. */
+  path: readonly string[];
+
   constructor(
     readonly runId: string,
-    readonly path: readonly string[],
+    private readonly parentPath: readonly string[],
     agent: Agent<Deps>,
     readonly input: string,
     readonly options: RunOptions<Deps>,
     private readonly desk: ApprovalDesk,
     private readonly hooks: RunCoreHooks,
+    /** The run that spawned this one as a tool; spend is reported to it and its budget bounds ours. */
+    readonly parent?: RunCore,
   ) {
     this.agent = agent;
+    this.path = [...parentPath, agent.name];
     this.deps = options.context as Deps;
     this.budget = options.budget;
     this.maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
@@ -156,6 +173,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     this.system = agent.systemPrompt(this.deps);
     this.agent = agent;
     this.agentView = { name: agent.name };
+    this.path = [...this.parentPath, agent.name];
   }
 
   // ── run start and turns ──────────────────────────────────────────────
@@ -170,7 +188,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   /** Limits checked before a turn starts; undefined when the turn may start. */
   turnStartViolation(): Error | undefined {
     if (this.turn + 1 > this.maxTurns) return new MaxTurnsExceeded(this.maxTurns);
-    return usageOverBudget(this.budget, this.usage, Date.now() - this.startedAt);
+    return usageOverBudget(this.budget, this.usage, Date.now() - this.startedAt) ?? this.ancestorOverBudget();
   }
 
   startTurn(): void {
@@ -195,7 +213,9 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   }
 
   recordReply(reply: ModelReply): void {
-    addUsage(this.usage, { ...reply.usage, requests: 1 });
+    const spent = { ...reply.usage, requests: 1 };
+    addUsage(this.usage, spent);
+    if (this.parent) this.reportSpend({ usage: spent, toolCalls: 0 });
     const message: AssistantMessage = {
       role: 'assistant',
       content: reply.text,
@@ -217,7 +237,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
 
   /** Budgets after a reply; a violation stops the run once nothing is in flight. */
   checkReplyBudget(): boolean {
-    this.stopError ??= usageOverBudget(this.budget, this.usage, Date.now() - this.startedAt);
+    this.stopError ??= usageOverBudget(this.budget, this.usage, Date.now() - this.startedAt) ?? this.ancestorOverBudget();
     return this.stopError !== undefined;
   }
 
@@ -241,9 +261,12 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
       if (this.cancelError) return void (this.halt = 'cancel');
       if (this.stopError) return void (this.halt = 'stop');
       const slot = this.slots[this.cursor]!;
+      ++this.toolCallCount;
+      if (this.parent) this.reportSpend({ usage: {}, toolCalls: 1 });
       const overBudget =
-        toolCallsOverBudget(this.budget, ++this.toolCallCount) ??
-        (this.budget?.maxDurationMs !== undefined ? durationOverBudget(this.budget, Date.now() - this.startedAt) : undefined);
+        toolCallsOverBudget(this.budget, this.toolCallCount) ??
+        (this.budget?.maxDurationMs !== undefined ? durationOverBudget(this.budget, Date.now() - this.startedAt) : undefined) ??
+        (this.parent ? this.ancestorOverBudget() : undefined);
       if (overBudget) {
         this.stopError = overBudget;
         this.cursor++;
@@ -454,26 +477,75 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     return true;
   }
 
-  /** Hook for handoff tools: the target becomes the active agent after this turn. */
-  requestHandoff(target: Agent<Deps>): void {
-    this.pendingHandoff = target;
+  /** Called by a handoff tool: the target becomes the active agent after this turn. */
+  requestHandoff(target: Agent<Deps>, inputFilter?: HandoffInputFilter): void {
+    this.pendingHandoff = { target, inputFilter };
   }
 
   get handoffPending(): boolean {
     return this.pendingHandoff !== undefined;
   }
 
+  /** Switches agent: the transcript carries over (through the filter, if any); tools and system prompt change. */
   applyHandoff(): void {
-    const target = this.pendingHandoff!;
+    const { target, inputFilter } = this.pendingHandoff!;
     this.pendingHandoff = undefined;
     const from = this.agent.name;
     try {
+      if (inputFilter) {
+        const kept = inputFilter(this.transcript.slice());
+        this.transcript.length = 0;
+        for (const message of kept) this.transcript.push(message);
+      }
       this.useAgent(target);
     } catch (error) {
       this.stopError = asError(error);
       return;
     }
     this.hooks.emit({ type: 'handoff_occurred', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn, from, to: target.name });
+  }
+
+  // ── sub-runs and budget propagation ─────────────────────────────────
+
+  /** Spend reported by a sub-run (as a message to this run's actor): it counts as ours, and our parent's. */
+  foldChildSpend(spend: Spend): void {
+    addUsage(this.usage, spend.usage);
+    this.toolCallCount += spend.toolCalls;
+    this.reportSpend(spend);
+  }
+
+  private reportSpend(spend: Spend): void {
+    this.parent?.runRef?.send({ type: 'child.spend', spend });
+  }
+
+  /** The first budget of this run's ancestors that is exhausted: a sub-run's limit is never above its parent's remainder. */
+  private ancestorOverBudget(): BudgetExceeded | undefined {
+    for (let run = this.parent; run; run = run.parent) {
+      const over = usageOverBudget(run.budget, run.usage, Date.now() - run.startedAt) ?? toolCallsOverBudget(run.budget, run.toolCallCount);
+      if (over) return over;
+    }
+    return undefined;
+  }
+
+  /** Checked after each batch: a sub-run's folded spend (tokens, tool calls) may have exhausted this run's budget. */
+  checkSpend(): boolean {
+    this.stopError ??= tokensOverBudget(this.budget, this.usage) ?? toolCallsOverBudget(this.budget, this.toolCallCount);
+    return this.stopError !== undefined;
+  }
+
+  /** Starts `agent` as a child run of this one, spawned by the tool-call actor of `ctx`. */
+  startSubRun(agent: Agent, input: string, options: { maxTurns?: number; budget?: Budget }, ctx: CallContext<Deps>): LaunchedRun {
+    return launchRun({
+      agent,
+      input,
+      options: { ...options, context: this.deps, signal: ctx.signal, approvalTimeoutMs: this.options.approvalTimeoutMs },
+      runId: `${this.runId}/${ctx.callId}`,
+      parentPath: this.path,
+      desk: this.desk,
+      machine: getRunMachine(),
+      forward: (event) => this.hooks.emit(event),
+      parent: { core: this, spawnedBy: ctx.actor },
+    });
   }
 
   // ── checkpoints ──────────────────────────────────────────────────────

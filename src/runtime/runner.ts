@@ -1,23 +1,15 @@
 import { nanoid } from 'nanoid';
-import { createActor, type AnyActorRef } from 'xstate';
-import { runImplementation } from '../actors/run-implementation.js';
+import type { AnyActorRef } from 'xstate';
 import type { Agent } from '../agent.js';
-import { RunCancelled, TroupeError, asError } from '../errors.js';
-import { createRunMachine, type RunMachine } from '../machines/run.machine.js';
-import type { Message, RunEvent, Usage } from '../types.js';
+import type { RunMachine } from '../machines/run.machine.js';
+import { getRunMachine } from './run-machine.js';
+import type { RunEvent } from '../types.js';
 import { ApprovalDesk } from './approvals.js';
 import { EventChannel } from './event-channel.js';
-import { RunCore, type RunOptions } from './run-core.js';
+import { launchRun, type LaunchedRun, type RunResult } from './launch.js';
+import type { RunOptions } from './run-core.js';
 
-export interface RunResult {
-  readonly runId: string;
-  readonly output: string;
-  readonly usage: Usage;
-  readonly turns: number;
-  /** Name of the agent that produced the final output. */
-  readonly agent: string;
-  readonly transcript: readonly Message[];
-}
+export type { RunResult } from './launch.js';
 
 /** Out-of-band approval decisions, e.g. from an HTTP endpoint. Each returns whether anything matched. */
 export interface ApprovalControls {
@@ -29,12 +21,7 @@ export interface ApprovalControls {
   pending(): string[];
 }
 
-let runMachine: RunMachine | undefined;
-
-/** The run statechart bound to its implementation; built once per process. */
-export function getRunMachine(): RunMachine {
-  return (runMachine ??= createRunMachine(runImplementation));
-}
+export { getRunMachine } from './run-machine.js';
 
 /**
  * A started run: iterate it for events, await `result()`, `cancel()` it, or decide
@@ -46,9 +33,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   /** The run's root actor (for inspection). */
   readonly actor: AnyActorRef;
   private readonly channel: EventChannel;
-  private readonly done: Promise<RunResult>;
-  private readonly core: RunCore;
-  private finished = false;
+  private readonly run: LaunchedRun;
 
   /** `machine` is a seam for tests (e.g. mutant charts); runs use the shared run machine. */
   constructor(agent: Agent, input: string, options: RunOptions, machine: RunMachine = getRunMachine()) {
@@ -66,47 +51,18 @@ export class RunHandle implements AsyncIterable<RunEvent> {
       release: (decision) => desk.release(decision),
       pending: () => desk.waitingCallIds(),
     };
-    let resolve!: (result: RunResult) => void;
-    let reject!: (error: Error) => void;
-    this.done = new Promise<RunResult>((res, rej) => {
-      resolve = res;
-      reject = rej;
+    this.run = launchRun({
+      agent,
+      input,
+      options,
+      runId: this.runId,
+      parentPath: [],
+      desk,
+      machine,
+      forward: (event, terminal) => this.channel.push(event, terminal),
     });
-    // result() may never be called; the rejection is still delivered to whoever awaits it.
-    this.done.catch(() => undefined);
-
-    const onAbort = (): void => this.cancel(abortReason(options.signal!));
-    const core: RunCore = new RunCore(this.runId, [agent.name], agent, input, options, desk, {
-      emit: (event, terminal) => {
-        this.channel.push(event, terminal);
-        if (!terminal) return;
-        this.finished = true;
-        options.signal?.removeEventListener('abort', onAbort);
-        if (event.type === 'run_completed') {
-          resolve({ runId: this.runId, output: event.output, usage: event.usage, turns: event.turns, agent: event.agent, transcript: core.transcript });
-        } else if (event.type === 'run_failed') {
-          reject(event.error);
-        }
-      },
-    });
-    this.core = core;
-    this.actor = createActor(machine, { id: this.runId, input: { run: core }, ...(options.inspect ? { inspect: options.inspect } : {}) });
-    // An error inside the statechart itself must still end the stream with run_failed.
-    this.actor.subscribe({
-      error: (error) => {
-        core.fail(new TroupeError(`internal run error: ${asError(error).message}`, { cause: error }));
-        core.emitFailed();
-      },
-    });
-    core.attachRun(this.actor);
-    if (options.signal) {
-      if (options.signal.aborted) queueMicrotask(onAbort);
-      else options.signal.addEventListener('abort', onAbort, { once: true });
-    }
-    this.actor.start();
-    this.actor.send({ type: 'START' });
+    this.actor = this.run.actor;
   }
-
 
   [Symbol.asyncIterator](): AsyncIterator<RunEvent> {
     return this.channel[Symbol.asyncIterator]();
@@ -115,25 +71,18 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   /** Resolves with the result or rejects with the typed error. Without an iterating consumer, events are discarded. */
   result(): Promise<RunResult> {
     if (!this.channel.started) this.stopListening();
-    return this.done;
+    return this.run.done;
   }
 
-  /** Ends the run with run_failed(RunCancelled); in-flight tools see their signal abort. */
+  /** Ends the run with run_failed(RunCancelled); in-flight tools and sub-runs see their signal abort. */
   cancel(reason = 'cancelled'): void {
-    if (this.finished) return;
-    this.core.requestCancel(new RunCancelled(reason));
+    this.run.cancel(reason);
   }
 
   /** No consumer will read events: undecided approvals fall to the handler, then deny. */
   stopListening(): void {
     this.channel.drain();
   }
-}
-
-function abortReason(signal: AbortSignal): string {
-  const reason: unknown = signal.reason;
-  if (reason instanceof Error) return reason.message || 'aborted';
-  return typeof reason === 'string' ? reason : 'aborted';
 }
 
 export const Runner = {

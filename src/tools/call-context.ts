@@ -1,3 +1,4 @@
+import type { AnyActorRef } from 'xstate';
 import type { Budget, Message, Usage } from '../types.js';
 import type { Mailbox, RunContext } from './context.js';
 
@@ -12,6 +13,10 @@ export interface CallContextHost<Deps> {
   readonly runSignal: AbortSignal;
   readonly agentView: { readonly name: string };
   progress(callId: string, progress: unknown): void;
+  /** Handoff tools: make `target` the active agent when the turn ends. */
+  requestHandoff(target: any, inputFilter?: (transcript: readonly Message[]) => Message[]): void;
+  /** Agent-as-tool: start `agent` as a child run spawned by this call's actor. */
+  startSubRun(agent: any, input: string, options: { maxTurns?: number; budget?: Budget }, ctx: CallContext<Deps>): { readonly done: Promise<{ runId: string; output: string; agent: string; turns: number; usage: Usage }> };
 }
 
 /**
@@ -22,10 +27,13 @@ export interface CallContextHost<Deps> {
 export class CallContext<Deps = unknown> implements RunContext<Deps> {
   /** Per-attempt signal while an attempt with a timeout runs. */
   attemptSignal: AbortSignal | undefined;
+  /** The tool-call actor running this call (set when it starts); sub-runs hang from it. */
+  actor: AnyActorRef | undefined;
   readonly agent: { readonly name: string };
 
   constructor(
-    private readonly host: CallContextHost<Deps>,
+    /** The run this call belongs to. Internal: for handoff and agent-as-tool plumbing. */
+    readonly host: CallContextHost<Deps>,
     readonly callId: string,
     readonly turn: number,
   ) {

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import type { Agent } from '../agent.js';
+import { UserError } from '../errors.js';
+import type { HandoffInputFilter } from '../runtime/run-core.js';
+import { CallContext } from '../tools/call-context.js';
+import type { RunContext } from '../tools/context.js';
+import { tool, type Tool } from '../tools/tool.js';
+import { handoffToolName } from './slug.js';
+
+export interface HandoffOptions<Deps = any> {
+  /** Tool name; default `transfer_to_<slug of the agent name>`. */
+  name?: string;
+  description?: string;
+  /** Runs when this handoff wins (never for a handoff rejected as a later one in the turn); throwing cancels the transfer. */
+  onHandoff?: (ctx: RunContext<Deps>, input: { reason?: string }) => void | Promise<void>;
+  /** Rewrites the transcript the target agent sees. */
+  inputFilter?: HandoffInputFilter;
+}
+
+const handoffParameters = z.object({
+  reason: z.string().optional().describe('Why the conversation is being transferred (optional).'),
+});
+
+/**
+ * A tool that transfers the conversation to `target`. Handoff tools are always barriers and
+ * only the first one of a turn takes effect; the switch happens when the turn ends.
+ */
+export function handoff<Deps = any>(target: Agent<Deps>, options: HandoffOptions<Deps> = {}): Tool<Deps> {
+  const base = tool({
+    name: options.name ?? handoffToolName(target.name),
+    description: options.description ?? `Transfer the conversation to the ${target.name} agent.`,
+    parameters: handoffParameters,
+    parallel: false,
+    execute: async ({ reason }, ctx: RunContext<Deps>) => {
+      if (!(ctx instanceof CallContext)) throw new UserError('handoff tools can only run inside a troupe run.');
+      await options.onHandoff?.(ctx, reason === undefined ? {} : { reason });
+      ctx.host.requestHandoff(target as Agent, options.inputFilter);
+      return `Transferred to ${target.name}${reason ? ` (${reason})` : ''}`;
+    },
+  });
+  return { ...base, source: 'handoffs', handoff: { targetName: target.name } };
+}
