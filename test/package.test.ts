@@ -6,15 +6,17 @@ describe('package entry', () => {
   it('exports the public API from dist through the package name under plain node', () => {
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', "const m = await import('troupe'); console.log(Object.keys(m).sort().join(','))"], { encoding: 'utf8' });
     expect(out.trim()).toBe(
-      'Agent,BudgetExceeded,InvalidToolArguments,MaxTurnsExceeded,MemoryCheckpointStore,ModelError,RunCancelled,RunHandle,Runner,ScriptExhausted,ScriptedModel,ToolError,ToolTimeout,TroupeError,UserError,batch,call,getRunMachine,text,tool,toolResult',
+      'Agent,BudgetExceeded,InvalidToolArguments,MaxTurnsExceeded,MemoryCheckpointStore,ModelError,RunCancelled,RunHandle,Runner,ScriptExhausted,ScriptedModel,ToolError,ToolTimeout,TroupeError,UserError,agentAsTool,batch,call,getRunMachine,handoff,text,tool,toolResult',
     );
   });
 
   it('runs the demo under plain node (XState production build) to run_completed', () => {
     const out = execFileSync(process.execPath, ['dist/cli/main.js', 'demo'], { encoding: 'utf8' });
-    expect(out).toContain('? approval required for book_hotel({"city":"Rome","nights":"2"}) — approving');
+    expect(out).toContain('⇄ handoff Triage → Travel specialist');
+    expect(out).toMatch(/▶ run run_[\w-]+\/call_research started \(agent Research\)/);
     expect(out).toContain('✗ call_flights attempt 1 failed: flight search timed out upstream (retrying)');
-    expect(out).toContain('■ run completed after 3 turns');
+    expect(out).toContain('? approval required for book_hotel({"city":"Rome","nights":"2"}) — approving');
+    expect(out).toMatch(/■ run run_[\w-]+ completed after 4 turns/);
     expect(out).toContain('output: Rome is 24 °C and clear');
   });
 });

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { Agent, Runner, ScriptedModel, batch, call, text, tool, type RunEvent } from '../index.js';
 
-/** A small trip-planning agent on the scripted model: parallel calls, progress, a retry, a barrier and an approval. */
+/**
+ * The orchestration demo on the scripted model: a triage agent hands off to a travel
+ * specialist, which asks a research agent (as a tool) whose three tools run in parallel
+ * (one reports progress, one fails once and is retried), then books a hotel: a
+ * `parallel: false` call that needs an approval. Every call builds fresh scripted models.
+ */
 export function demoAgent(): Agent {
   let flightAttempts = 0;
   const weather = tool({
@@ -34,27 +39,50 @@ export function demoAgent(): Agent {
     needsApproval: true,
     execute: async ({ city, nights }) => `Booked ${nights} nights in ${city} (confirmation HX-2041).`,
   });
-  const model = new ScriptedModel([
-    batch([
-      ['weather', { city: 'Paris' }, 'call_weather_paris'],
-      ['weather', { city: 'Rome' }, 'call_weather_rome'],
-      ['flights', { from: 'Paris', to: 'Rome' }, 'call_flights'],
-    ], { text: 'Let me check the weather in both cities and look for flights.' }),
-    call('book_hotel', { city: 'Rome', nights: '2' }, 'call_book', { text: 'Rome looks warmer. Booking the hotel.' }),
-    text('Rome is 24 °C and clear, the 17:40 flight costs €64, and your hotel is booked for 2 nights (HX-2041).'),
-  ]);
-  return new Agent({ name: 'trip-planner', instructions: 'Plan short trips.', model, tools: [weather, flights, bookHotel] });
+
+  const research = new Agent({
+    name: 'Research',
+    instructions: 'Collect facts with your tools, in parallel where you can.',
+    tools: [weather, flights],
+    model: new ScriptedModel([
+      batch(
+        [
+          ['weather', { city: 'Paris' }, 'call_weather_paris'],
+          ['weather', { city: 'Rome' }, 'call_weather_rome'],
+          ['flights', { from: 'Paris', to: 'Rome' }, 'call_flights'],
+        ],
+        { text: 'Checking weather in both cities and flights.' },
+      ),
+      text('Paris 18 °C, Rome 24 °C, both clear. Cheapest flight Paris→Rome 17:40 for €64.'),
+    ]),
+  });
+  const specialist = new Agent({
+    name: 'Travel specialist',
+    instructions: 'Plan trips. Ask Research for facts, then book.',
+    tools: [research.asTool({ maxTurns: 4 }), bookHotel],
+    model: new ScriptedModel([
+      call('ask_research', { input: 'Weather in Paris and Rome this weekend, and flights Paris→Rome.' }, 'call_research', { text: 'Let me ask Research.' }),
+      call('book_hotel', { city: 'Rome', nights: '2' }, 'call_book', { text: 'Rome looks warmer. Booking the hotel.' }),
+      text('Rome is 24 °C and clear, the 17:40 flight costs €64, and your hotel is booked for 2 nights (HX-2041).'),
+    ]),
+  });
+  return new Agent({
+    name: 'Triage',
+    instructions: 'Send each request to the right specialist.',
+    handoffs: [specialist],
+    model: new ScriptedModel([call('transfer_to_travel_specialist', { reason: 'trip planning' }, 'call_handoff', { text: 'A travel question.' })]),
+  });
 }
 
 /** Runs the demo, printing the event stream; approves the booking like a person would. */
 export async function runDemo(out: (line: string) => void = console.log): Promise<void> {
-  out('troupe demo: a trip-planning agent on the scripted model (no API key needed).\n');
+  out('troupe demo: triage → travel specialist → research agent as a tool, on the scripted model (no API key needed).\n');
   const handle = Runner.stream(demoAgent(), 'Plan a weekend in Paris or Rome and book the hotel.');
   const started = Date.now();
   let midLine = false;
   for await (const event of handle) {
     if (event.type === 'text_delta') {
-      process.stdout.write(midLine ? event.delta : `  model: ${event.delta}`);
+      process.stdout.write(midLine ? event.delta : `${indent(event)}  ${event.agent}: ${event.delta}`);
       midLine = true;
       continue;
     }
@@ -63,12 +91,12 @@ export async function runDemo(out: (line: string) => void = console.log): Promis
       midLine = false;
     }
     if (event.type === 'approval_required') {
-      out(`${stamp(started)}  ? approval required for ${event.call.name}(${event.call.arguments}) — approving`);
+      out(`${stamp(started)}${indent(event)}  ? approval required for ${event.call.name}(${event.call.arguments}) — approving`);
       event.approve();
       continue;
     }
     const line = describe(event);
-    if (line) out(`${stamp(started)}  ${line}`);
+    if (line) out(`${stamp(started)}${indent(event)}  ${line}`);
   }
   const result = await handle.result().catch((error: Error) => error);
   if (result instanceof Error) out(`\nrun failed: ${result.message}`);
@@ -78,17 +106,23 @@ export async function runDemo(out: (line: string) => void = console.log): Promis
 function describe(event: RunEvent): string | undefined {
   switch (event.type) {
     case 'run_started': return `▶ run ${event.runId} started (agent ${event.agent})`;
-    case 'turn_started': return `— turn ${event.turn}`;
+    case 'turn_started': return `— ${event.agent}, turn ${event.turn}`;
+    case 'handoff_occurred': return `⇄ handoff ${event.from} → ${event.to}`;
     case 'message_completed': return event.message.toolCalls.length ? `  model asked for ${event.message.toolCalls.length} tool call(s)` : undefined;
     case 'tool_call_started': return `  ⇢ ${event.call.id} ${event.call.name}(${event.call.arguments})`;
     case 'tool_call_progress': return `    … ${event.call.id} ${JSON.stringify(event.progress)}`;
     case 'tool_call_failed': return `  ✗ ${event.call.id} attempt ${event.attempt} failed: ${event.error.message}${event.willRetry ? ' (retrying)' : ''}`;
     case 'tool_call_completed': return `  ${event.isError ? '✗' : '✓'} ${event.call.id} → ${event.output.replace(/\n/g, ' | ')}`;
     case 'turn_ended': return undefined;
-    case 'run_completed': return `■ run completed after ${event.turns} turns`;
+    case 'run_completed': return `■ run ${event.runId} completed after ${event.turns} turns`;
     case 'run_failed': return `■ run failed: ${event.error.message}`;
     default: return undefined;
   }
+}
+
+/** Sub-run events are indented by their depth. */
+function indent(event: RunEvent): string {
+  return '  '.repeat(event.path.length - 1);
 }
 
 function stamp(start: number): string {
