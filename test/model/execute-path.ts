@@ -152,12 +152,12 @@ export class PathExecution {
   // ── the system under test ──────────────────────────────────────────
 
   private startRun(): void {
-    const tools = this.calls.map((c) =>
-      tool({
+    const tools = this.calls.map((c) => {
+      const made = tool({
         name: toolName(c.id),
         description: `model-test tool for ${c.id}`,
         parameters: z.object({}),
-        parallel: !c.barrier,
+        parallel: c.handoff ? true : !c.barrier,
         needsApproval: c.gated,
         execute: async (_args, ctx) => {
           this.bodyStarted(ctx.callId);
@@ -168,8 +168,10 @@ export class PathExecution {
             this.bodyLog.push(`end ${ctx.callId}`);
           }
         },
-      }),
-    );
+      });
+      // A handoff-style tool: the runtime must treat it as a barrier because it is a handoff.
+      return c.handoff ? { ...made, source: 'handoffs', handoff: { targetName: `target-${c.id}` } } : made;
+    });
     this.model = new ScriptedModel([batch(this.calls.map((c) => [toolName(c.id), {}, c.id] as const)), text('done')]);
     const agent = new Agent({
       name: 'model-test',

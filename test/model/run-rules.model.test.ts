@@ -10,6 +10,7 @@ const par = (id: string): CallSpec => ({ id, gated: false, barrier: false });
 const gated = (id: string): CallSpec => ({ id, gated: true, barrier: false });
 const barrier = (id: string): CallSpec => ({ id, gated: false, barrier: true });
 const gatedBarrier = (id: string): CallSpec => ({ id, gated: true, barrier: true });
+const handoffCall = (id: string): CallSpec => ({ id, gated: false, barrier: true, handoff: true });
 
 /** The batch from the issue: parallel A, gated parallel B, barrier C, parallel D. */
 const ISSUE_BATCH = [par('A'), gated('B'), barrier('C'), par('D')];
@@ -20,6 +21,8 @@ const BATCHES: ReadonlyArray<{ name: string; calls: CallSpec[]; states: number; 
   { name: 'Q, P(approval, barrier), R, S(approval), T', calls: [par('Q'), gatedBarrier('P'), par('R'), gated('S'), par('T')], states: 47, transitions: 85, paths: 43 },
   // A barrier first (nothing in flight), consecutive barriers, a gated barrier, a barrier last.
   { name: 'X(barrier), Y(approval, barrier), Z, W(barrier)', calls: [barrier('X'), gatedBarrier('Y'), par('Z'), barrier('W')], states: 10, transitions: 9, paths: 2 },
+  // A handoff tool declared parallel: the handoff rule alone must make it a barrier.
+  { name: 'A, H(handoff), B', calls: [par('A'), handoffCall('H'), par('B')], states: 5, transitions: 4, paths: 1 },
 ];
 
 const MODES: ApprovalMode[] = ['parked', 'ask'];

@@ -21,8 +21,10 @@ export interface CallSpec {
   readonly id: string;
   /** needsApproval: true. */
   readonly gated: boolean;
-  /** parallel: false. */
+  /** parallel: false — or a handoff tool, which is always a barrier whatever its `parallel`. */
   readonly barrier: boolean;
+  /** Built as a handoff-style tool (`parallel: true` but marked as a handoff): only the handoff rule makes it a barrier. */
+  readonly handoff?: boolean;
 }
 
 /**
