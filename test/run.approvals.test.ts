@@ -203,17 +203,22 @@ describe('"ask" approvals when the consumer leaves', () => {
     expect(handle.approvals.pending()).toEqual([]);
   });
 
-  it('pulling past it and then returning the iterator denies it', async () => {
+  /** Reads up to the approval, then pulls past it: the handler's "ask" keeps the call waiting, so no event comes. */
+  async function parkPastApproval() {
     const { ran, handle } = setup();
     const iterator = handle[Symbol.asyncIterator]();
     for (;;) {
       const { value } = await iterator.next();
       if (value?.type === 'approval_required') break;
     }
-    // Pulling past hands the call to the handler, whose "ask" keeps it waiting: no event comes.
     const parked = iterator.next();
     await flush();
     expect(handle.approvals.pending()).toEqual(['G']);
+    return { ran, handle, iterator, parked };
+  }
+
+  it('pulling past it and then returning the iterator denies it', async () => {
+    const { ran, handle, iterator, parked } = await parkPastApproval();
     await iterator.return!();
     expect(await parked).toEqual({ value: undefined, done: true });
     await handle.result();
@@ -221,17 +226,13 @@ describe('"ask" approvals when the consumer leaves', () => {
   });
 
   it('pulling past it and then stopListening() denies it', async () => {
-    const { ran, handle } = setup();
-    const iterator = handle[Symbol.asyncIterator]();
-    for (;;) {
-      const { value } = await iterator.next();
-      if (value?.type === 'approval_required') break;
-    }
-    const parked = iterator.next();
-    await flush();
-    expect(handle.approvals.pending()).toEqual(['G']);
+    const { ran, handle, parked } = await parkPastApproval();
     handle.stopListening();
     expect(await parked).toEqual({ value: undefined, done: true });
+    await handle.result();
+    expect(ran).toEqual([]);
+  });
+});
     await handle.result();
     expect(ran).toEqual([]);
   });
