@@ -233,7 +233,3 @@ describe('"ask" approvals when the consumer leaves', () => {
     expect(ran).toEqual([]);
   });
 });
-    await handle.result();
-    expect(ran).toEqual([]);
-  });
-});
