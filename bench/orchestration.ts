@@ -6,6 +6,7 @@
  * Run: npm run bench   (plain node conditions, i.e. XState's production build)
  */
 import { z } from 'zod';
+import { createActor, type ActorLogic, type AnyActorRef } from 'xstate';
 import { Agent, Runner, ScriptedModel, batch, call, text, tool } from '../src/index.js';
 
 const noop = tool({ name: 'noop', description: 'Does nothing.', parameters: z.object({}), execute: () => 'ok' });
@@ -53,27 +54,65 @@ async function floor(calls: number): Promise<number> {
   return performance.now() - start;
 }
 
+/**
+ * The least one XState actor per call can cost: a parent with a plain transition function
+ * creates N trivial children, each settles through one event and is relayed back as done.
+ */
+async function actorFloor(calls: number): Promise<number> {
+  type S = { status: string; output: unknown; error: unknown };
+  // Loosely typed on purpose: a minimal hand-written logic, as small as XState allows.
+  const child: ActorLogic<any, any, any> = {
+    transition: (snap: S, event: { type: string }) => (event.type === 'settled' ? { status: 'done', output: 'ok', error: undefined } : snap),
+    start: (_snap: S, { self }: { self: unknown }) => void Promise.resolve().then(() => (self as AnyActorRef).send({ type: 'settled' })),
+    getInitialSnapshot: () => ({ status: 'active', output: undefined, error: undefined }),
+    getPersistedSnapshot: (snap: S) => snap as never,
+  };
+  let finish!: () => void;
+  const done = new Promise<void>((resolve) => (finish = resolve));
+  let left = calls;
+  const parent: ActorLogic<any, any, any> = {
+    transition: (snap: S, event: { type: string }, scope: { self: unknown }) => {
+      if (event.type === 'go') for (let i = 0; i < calls; i++) createActor(child, { id: `c${i}`, parent: scope.self as AnyActorRef, input: undefined }).start();
+      else if (event.type.startsWith('xstate.done.actor.') && --left === 0) finish();
+      return snap;
+    },
+    getInitialSnapshot: () => ({ status: 'active', output: undefined, error: undefined }),
+    getPersistedSnapshot: (snap: S) => snap as never,
+  };
+  const start = performance.now();
+  const root = createActor(parent, { input: undefined }).start() as unknown as AnyActorRef;
+  root.send({ type: 'go' });
+  await done;
+  root.stop();
+  return performance.now() - start;
+}
+
 const CALLS = 100;
 const REPS = Number(process.env.BENCH_REPS ?? 200);
 
-for (let i = 0; i < 50; i++) { await w1(CALLS); await emptyRun(); await floor(CALLS); }
+for (let i = 0; i < 50; i++) { await w1(CALLS); await emptyRun(); await floor(CALLS); await actorFloor(CALLS); }
 // Five rounds; the spread between rounds shows how noisy this (shared) machine is.
 const rounds: number[] = [];
 const floors: number[] = [];
+const actorFloors: number[] = [];
 for (let round = 0; round < 5; round++) {
   const w1Times: number[] = [];
   const oneCallTimes: number[] = [];
   const floorTimes: number[] = [];
+  const actorTimes: number[] = [];
   for (let i = 0; i < REPS; i++) {
     w1Times.push(await w1(CALLS));
     oneCallTimes.push(await emptyRun());
     floorTimes.push(await floor(CALLS));
+    actorTimes.push(await actorFloor(CALLS));
   }
+  actorFloors.push((median(actorTimes) * 1000) / CALLS);
   rounds.push(((median(w1Times) - median(oneCallTimes)) * 1000) / (CALLS - 1));
   floors.push((median(floorTimes) * 1000) / CALLS);
 }
 console.log(`W1  ${CALLS} no-op calls in one turn: ${median(rounds).toFixed(2)} µs per call (median of 5 rounds; rounds ${rounds.map((r) => r.toFixed(2)).join(' ')})`);
 console.log(`    floor, bare Promise.all: ${median(floors).toFixed(2)} µs per call`);
+console.log(`    floor, one bare XState actor per call (create, start, settle, done relay): ${median(actorFloors).toFixed(2)} µs per call`);
 
 await w3(200);
 const runs = Array.from({ length: 15 }, () => 0);

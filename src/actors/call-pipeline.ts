@@ -41,23 +41,36 @@ export function retryDelayMs(failedAttempt: number): number {
  * gets a fresh shallow copy of the arguments and its own timeout. Never rejects.
  */
 export async function executeCall(job: CallJob): Promise<CallOutcome> {
+  // Most calls have no retries, timeout or policies: run them without building the chain.
+  if (job.retries === 0 && job.timeoutMs === undefined && job.tool.policies.length === 0) {
+    try {
+      return finish(job, await job.tool.execute(job.validated, job.ctx));
+    } catch (caught) {
+      return failed(job, caught, 1, 1)!; // one attempt of one: never retried
+    }
+  }
   const attempts = 1 + job.retries;
   for (let attempt = 1; ; attempt++) {
     try {
       const value = await runAttempt(job, attempt);
       return finish(job, value);
     } catch (caught) {
-      const error = caught instanceof Error ? caught : new Error(defaultRender(caught));
-      const final = error instanceof RunCancelled || error instanceof BudgetExceeded || error instanceof InvalidToolArguments;
-      const willRetry = !final && attempt < attempts && !job.ctx.signal.aborted;
-      job.onAttemptFailed(error, attempt, willRetry);
-      if (!willRetry) {
-        const runSignal = error instanceof RunCancelled || error instanceof BudgetExceeded ? error : undefined;
-        return { result: undefined, output: cap(job, formatToolError(error)), isError: true, details: undefined, terminate: false, runSignal };
-      }
+      const outcome = failed(job, caught, attempt, attempts);
+      if (outcome) return outcome;
       await sleep(retryDelayMs(attempt), job.ctx.signal);
     }
   }
+}
+
+/** Reports a failed attempt; returns the call's outcome unless another attempt follows. */
+function failed(job: CallJob, caught: unknown, attempt: number, attempts: number): CallOutcome | undefined {
+  const error = caught instanceof Error ? caught : new Error(defaultRender(caught));
+  const final = error instanceof RunCancelled || error instanceof BudgetExceeded || error instanceof InvalidToolArguments;
+  const willRetry = !final && attempt < attempts && !job.ctx.signal.aborted;
+  job.onAttemptFailed(error, attempt, willRetry);
+  if (willRetry) return undefined;
+  const runSignal = error instanceof RunCancelled || error instanceof BudgetExceeded ? error : undefined;
+  return { result: undefined, output: cap(job, formatToolError(error)), isError: true, details: undefined, terminate: false, runSignal };
 }
 
 function runAttempt(job: CallJob, attempt: number): Promise<unknown> {
