@@ -4,19 +4,32 @@ import { Agent, MemoryCheckpointStore, Runner, ScriptedModel, batch, call, text,
 import { collect, completed, trace } from './helpers.js';
 
 describe('checkpoint state', () => {
-  it('appends the run log at each turn end and reports checkpoint_saved', async () => {
+  it('appends each entry as it happens (input, reply, every result, turn end) and reports checkpoint_saved', async () => {
     const store = new MemoryCheckpointStore();
     const echo = tool({ name: 'echo', description: 'd', parameters: z.object({}), execute: () => 'e' });
     const model = new ScriptedModel([batch([['echo', {}, 'a'], ['echo', {}, 'b']]), text('done')]);
     const events = await collect(Runner.stream(new Agent({ name: 'x', model, tools: [echo] }), 'q', { checkpoint: { store, runId: 'cp-1' } }));
-    expect(trace(events).filter((t) => ['checkpoint_saved', 'turn_ended', 'run_completed'].includes(t))).toEqual([
+    expect(trace(events)).toEqual([
+      'run_started',
+      'checkpoint_saved',
+      'turn_started',
+      'message_completed',
+      'checkpoint_saved',
+      'tool_call_started:a',
+      'tool_call_started:b',
+      'tool_call_completed:a',
+      'checkpoint_saved',
+      'tool_call_completed:b',
+      'checkpoint_saved',
       'checkpoint_saved',
       'turn_ended',
+      'turn_started',
+      'message_completed',
+      'checkpoint_saved',
       'checkpoint_saved',
       'turn_ended',
       'run_completed',
     ]);
-    expect(events.filter((e) => e.type === 'checkpoint_saved').map((e) => (e as { entries: number }).entries)).toEqual([5, 2]);
     const saved = store.load('cp-1')!;
     expect(saved.entries.map((e) => e.kind)).toEqual(['input', 'reply', 'result', 'result', 'turn_end', 'reply', 'turn_end']);
     expect(saved.head).toMatchObject({ agent: 'x', turn: 2, status: 'completed', output: 'done' });

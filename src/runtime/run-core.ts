@@ -6,7 +6,8 @@ import type { CheckpointInput } from '../actors/checkpoint.js';
 import type { ModelReply, ModelTurnInput } from '../actors/model-turn.js';
 import type { ExecutorHost } from '../actors/tool-executor.js';
 import { BudgetExceeded, MaxTurnsExceeded, RunCancelled, asError } from '../errors.js';
-import type { CheckpointEntry, CheckpointStore, RunStatus } from '../store/checkpoint-store.js';
+import type { CheckpointEntry, CheckpointHead, CheckpointStore, RunStatus } from '../store/checkpoint-store.js';
+import { RunLog } from './run-log.js';
 import { CallContext, type CallContextHost } from '../tools/call-context.js';
 import type { Mailbox } from '../tools/context.js';
 import { toToolSchema, type Tool, type ToolSchema } from '../tools/tool.js';
@@ -108,8 +109,8 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   private pendingHandoff: { target: Agent<Deps>; inputFilter: HandoffInputFilter | undefined } | undefined;
   private finalReply = false;
   private inbox: string[] = [];
-  /** Entries not yet written; only kept when the run has a checkpoint store. */
-  private journal: CheckpointEntry[] = [];
+  /** Appends this run's log to the checkpoint store, when one is configured. */
+  private readonly runLog: RunLog | undefined;
   private executor: AnyActorRef | undefined;
   private runRef: AnyActorRef | undefined;
   private terminalSent = false;
@@ -136,6 +137,12 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     this.budget = options.budget;
     this.maxTurns = options.maxTurns ?? DEFAULT_MAX_TURNS;
     this.mailbox = { post: (text: string) => void this.inbox.push(text) };
+    const checkpoint = options.checkpoint;
+    this.runLog = checkpoint
+      ? new RunLog(checkpoint.store, checkpoint.runId ?? runId, (entries) =>
+          this.hooks.emit({ type: 'checkpoint_saved', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn, entries }),
+        )
+      : undefined;
     try {
       validateRunOptions(input, options);
       this.useAgent(agent);
@@ -224,8 +231,8 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
       agent: this.agent.name,
     };
     this.transcript.push(message);
-    this.log({ kind: 'reply', turn: this.turn, message });
     this.hooks.emit({ type: 'message_completed', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn, message, usage: { ...this.usage } });
+    this.log({ kind: 'reply', turn: this.turn, message });
     this.slots = reply.calls.map((call) => ({ call, state: 'pending', tool: undefined, raw: undefined, args: undefined, terminate: false, output: '' }));
     for (const slot of this.slots) this.slotById.set(slot.call.id, slot);
     this.sequentialBatch = this.agent.toolExecution === 'sequential' || reply.calls.some((c) => this.tools.get(c.name)?.executionMode === 'sequential');
@@ -416,7 +423,6 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     slot.output = outcome.output;
     const message: Message = { role: 'tool', callId, name: slot.call.name, content: outcome.output, isError: outcome.isError };
     this.transcript.push(message);
-    this.log({ kind: 'result', turn: this.turn, message });
     this.hooks.emit({
       type: 'tool_call_completed',
       runId: this.runId, path: this.path, agent: this.agent.name,
@@ -428,6 +434,7 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
       details: outcome.details,
       terminate: outcome.terminate,
     });
+    this.log({ kind: 'result', turn: this.turn, message });
     const signal = outcome.runSignal;
     if (signal instanceof RunCancelled) this.requestCancel(signal);
     else if (signal) this.stopError ??= signal;
@@ -551,33 +558,28 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   // ── checkpoints ──────────────────────────────────────────────────────
 
   private log(entry: CheckpointEntry): void {
-    if (this.options.checkpoint) this.journal.push(entry);
+    this.runLog?.append([entry], this.head('running'));
   }
 
-  /** At the end of a turn (the turn_end entry is part of the write) or when a stopped run has drained. */
-  checkpointInput(): CheckpointInput {
+  private head(status: RunStatus, error?: Error): CheckpointHead {
     return {
-      flush: () => {
-        if (this.stopError) return this.flushCheckpoint('failed');
-        this.log({ kind: 'turn_end', turn: this.turn });
-        return this.flushCheckpoint(this.finished ? 'completed' : 'running');
-      },
-    };
-  }
-
-  private async flushCheckpoint(status: RunStatus): Promise<void> {
-    const checkpoint = this.options.checkpoint;
-    if (!checkpoint) return;
-    const entries = this.journal.splice(0);
-    await checkpoint.store.append(checkpoint.runId ?? this.runId, entries, {
       agent: this.agent.name,
       turn: this.turn,
       usage: { ...this.usage },
       status,
       ...(this.output ? { output: this.output } : {}),
-      ...(status === 'failed' && this.stopError ? { error: { name: this.stopError.name, message: this.stopError.message } } : {}),
-    });
-    this.hooks.emit({ type: 'checkpoint_saved', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn, entries: entries.length });
+      ...(error ? { error: { name: error.name, message: error.message } } : {}),
+    };
+  }
+
+  /** The checkpoint state: at a turn end (appending turn_end) or when a stopped run has drained; waits for every write. */
+  checkpointInput(): CheckpointInput {
+    return {
+      flush: () => {
+        if (!this.stopError) this.runLog?.append([{ kind: 'turn_end', turn: this.turn }], this.head(this.finished ? 'completed' : 'running'));
+        return this.runLog?.settle() ?? Promise.resolve();
+      },
+    };
   }
 
   // ── terminal ─────────────────────────────────────────────────────────
