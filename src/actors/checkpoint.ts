@@ -6,3 +6,6 @@ export interface CheckpointInput {
 
 /** Writes the pending run-log entries; the run waits in its checkpoint state until this settles. */
 export const checkpointActor = fromPromise<void, CheckpointInput>(({ input }) => input.flush());
+
+/** Loads a stored run before its first step (resume); settles once the run core is rebuilt. */
+export const restoreActor = fromPromise<void, { load(): Promise<void> }>(({ input }) => input.load());

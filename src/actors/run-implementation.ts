@@ -2,7 +2,7 @@ import { ModelError, RunCancelled, TroupeError, asError } from '../errors.js';
 import type { RunMachineContext, RunMachineImplementation } from '../machines/run.machine.js';
 import type { RunCore } from '../runtime/run-core.js';
 import { approvalActor } from './approval.js';
-import { checkpointActor } from './checkpoint.js';
+import { checkpointActor, restoreActor } from './checkpoint.js';
 import { modelTurnActor } from './model-turn.js';
 import { toolExecutorLogic } from './tool-executor.js';
 
@@ -26,6 +26,8 @@ export const runImplementation: RunMachineImplementation = {
     finished: ({ context }) => core(context).finished,
     handoffPending: ({ context }) => core(context).handoffPending,
     spendOverBudget: ({ context }) => core(context).checkSpend(),
+    replayCompleted: ({ context }) => core(context).replayCompleted,
+    resumeInTurn: ({ context }) => core(context).resumeInTurn,
   },
   actions: {
     failWithConfigError: ({ context }) => core(context).fail(core(context).configError!),
@@ -50,17 +52,20 @@ export const runImplementation: RunMachineImplementation = {
     emitCompleted: ({ context }) => core(context).emitCompleted(),
     emitFailed: ({ context }) => core(context).emitFailed(),
     foldChildSpend: ({ context, event }) => core(context).foldChildSpend(event.spend),
+    failWithRestoreError: ({ context, event }) => core(context).fail(event.error instanceof TroupeError ? event.error : new TroupeError(`checkpoint load failed: ${asError(event.error).message}`, { cause: event.error })),
   },
   actors: {
     modelTurn: modelTurnActor,
     approval: approvalActor,
     checkpoint: checkpointActor,
+    restore: restoreActor,
     toolExecutor: toolExecutorLogic,
   },
   inputs: {
     modelTurn: (context) => core(context).modelInput(),
     approval: (context) => core(context).approvalInput(),
     checkpoint: (context) => core(context).checkpointInput(),
+    restore: (context) => core(context).restoreInput(),
     toolExecutor: (context) => core(context),
   },
 };

@@ -38,5 +38,5 @@ export function handoff<Deps = any>(target: Agent<Deps>, options: HandoffOptions
       return `Transferred to ${target.name}${reason ? ` (${reason})` : ''}`;
     },
   });
-  return { ...base, source: 'handoffs', handoff: { targetName: target.name } };
+  return { ...base, source: 'handoffs', handoff: { targetName: target.name, target } };
 }

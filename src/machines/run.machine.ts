@@ -26,6 +26,8 @@ export const RUN_GUARDS = [
   'finished',
   'handoffPending',
   'spendOverBudget',
+  'replayCompleted',
+  'resumeInTurn',
 ] as const;
 
 export const RUN_ACTIONS = [
@@ -47,6 +49,7 @@ export const RUN_ACTIONS = [
   'emitCompleted',
   'emitFailed',
   'foldChildSpend',
+  'failWithRestoreError',
 ] as const;
 
 export type RunGuardName = (typeof RUN_GUARDS)[number];
@@ -55,8 +58,9 @@ export type RunActionName = (typeof RUN_ACTIONS)[number];
 export interface RunMachineImplementation {
   guards: Record<RunGuardName, (args: { context: RunMachineContext; event: any }) => boolean>;
   actions: Record<RunActionName, (args: { context: RunMachineContext; event: any }) => void>;
-  actors: { modelTurn: AnyActorLogic; approval: AnyActorLogic; checkpoint: AnyActorLogic; toolExecutor: AnyActorLogic };
+  actors: { modelTurn: AnyActorLogic; approval: AnyActorLogic; checkpoint: AnyActorLogic; restore: AnyActorLogic; toolExecutor: AnyActorLogic };
   inputs: {
+    restore(context: RunMachineContext): unknown;
     modelTurn(context: RunMachineContext): unknown;
     approval(context: RunMachineContext): unknown;
     checkpoint(context: RunMachineContext): unknown;
@@ -90,11 +94,33 @@ export function createRunMachine(impl: RunMachineImplementation) {
     },
     states: {
       idle: {
-        on: { START: { target: 'starting' } },
+        on: {
+          START: [
+            { guard: 'hasConfigError', target: 'starting' },
+            { guard: 'checkpointing', target: 'restoring' },
+            { target: 'starting' },
+          ],
+        },
+      },
+      // Durable runs: load the stored log, if any, before the first step.
+      restoring: {
+        invoke: {
+          id: 'restore',
+          src: 'restore',
+          input: ({ context }: { context: RunMachineContext }) => impl.inputs.restore(context),
+          onDone: { target: 'starting' },
+          onError: { target: 'failed', actions: 'failWithRestoreError' },
+        },
       },
       starting: {
         entry: 'startRun',
-        always: [{ guard: 'hasConfigError', target: 'failed', actions: 'failWithConfigError' }, { target: 'turn' }],
+        always: [
+          { guard: 'hasConfigError', target: 'failed', actions: 'failWithConfigError' },
+          { guard: 'replayCompleted', target: 'completed' },
+          // Resumed inside a turn: continue from its stored reply; calls with stored results are skipped.
+          { guard: 'resumeInTurn', target: '#run.turn.replied' },
+          { target: 'turn' },
+        ],
       },
       turn: {
         initial: 'checkLimits',

@@ -5,9 +5,11 @@ import type { CallJob, CallOutcome } from '../actors/call-pipeline.js';
 import type { CheckpointInput } from '../actors/checkpoint.js';
 import type { ModelReply, ModelTurnInput } from '../actors/model-turn.js';
 import type { ExecutorHost } from '../actors/tool-executor.js';
-import { BudgetExceeded, MaxTurnsExceeded, RunCancelled, asError } from '../errors.js';
+import { BudgetExceeded, MaxTurnsExceeded, RunCancelled, UserError, asError } from '../errors.js';
 import type { CheckpointEntry, CheckpointHead, CheckpointStore, RunStatus } from '../store/checkpoint-store.js';
 import { RunLog } from './run-log.js';
+import { findAgent } from './agent-graph.js';
+import { restoreRun, type RestoredRun } from './resume.js';
 import { CallContext, type CallContextHost } from '../tools/call-context.js';
 import type { Mailbox } from '../tools/context.js';
 import { toToolSchema, type Tool, type ToolSchema } from '../tools/tool.js';
@@ -29,7 +31,11 @@ export interface RunOptions<Deps = any> {
   runId?: string;
   /** Auto-deny an approval nobody decided within this time. */
   approvalTimeoutMs?: number;
-  checkpoint?: { store: CheckpointStore; runId?: string };
+  /**
+   * Durable runs: append the run log to `store` under `runId`. When the store already holds
+   * that run: "resume" (default) continues it, "restart" deletes it first, "fail" is a UserError.
+   */
+  checkpoint?: { store: CheckpointStore; runId?: string; ifRunExists?: 'resume' | 'restart' | 'fail' };
   /**
    * XState inspection observer for this run's actor system (the run, its executor, tool-call
    * and sub-run actors). Opt-in: without it, inspection costs nothing.
@@ -187,10 +193,68 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
 
   startRun(): void {
     this.hooks.emit({ type: 'run_started', runId: this.runId, path: this.path, agent: this.agent.name, input: this.input });
+    if (this.resumed) {
+      if (this.resumeInTurn) this.hooks.emit({ type: 'turn_started', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn });
+      return;
+    }
     const message: Message = { role: 'user', content: this.input };
     this.transcript.push(message);
     this.log({ kind: 'input', message });
   }
+
+  // ── resume ───────────────────────────────────────────────────────────
+
+  /** How the run was found in its checkpoint store. */
+  resumed = false;
+  /** The stored run had completed: it replays as run_started, run_completed. */
+  replayCompleted = false;
+  /** The stored run stopped inside a turn: continue from its stored reply. */
+  resumeInTurn = false;
+
+  restoreInput(): { load(): Promise<void> } {
+    return { load: () => this.loadFromStore() };
+  }
+
+  private async loadFromStore(): Promise<void> {
+    const checkpoint = this.options.checkpoint!;
+    const id = checkpoint.runId ?? this.runId;
+    const saved = await checkpoint.store.load(id);
+    if (!saved) return;
+    const mode = checkpoint.ifRunExists ?? 'resume';
+    if (mode === 'fail') throw new UserError(`Run '${id}' already exists in the checkpoint store (ifRunExists: "fail").`);
+    if (mode === 'restart') {
+      if (!checkpoint.store.delete) throw new UserError('ifRunExists: "restart" needs a checkpoint store that can delete runs.');
+      await checkpoint.store.delete(id);
+      return;
+    }
+    this.applyRestore(restoreRun(saved.entries, saved.head));
+  }
+
+  private applyRestore(restored: RestoredRun): void {
+    const { head } = restored;
+    const agent = findAgent(this.agent, head.agent);
+    if (!agent) throw new UserError(`Cannot resume run '${this.runId}': agent '${head.agent}' is not reachable from '${this.agent.name}' through handoffs.`);
+    this.useAgent(agent);
+    this.resumed = true;
+    this.transcript.push(...restored.transcript);
+    Object.assign(this.usage, head.usage);
+    this.turn = restored.turn;
+    this.toolCallCount = restored.toolCalls;
+    if (head.status === 'completed') {
+      this.replayCompleted = true;
+      this.output = head.output ?? '';
+      this.turn = head.turn;
+      return;
+    }
+    const open = restored.openTurn;
+    if (!open) return;
+    this.resumeInTurn = true;
+    this.prepareBatch(open.reply);
+    for (const slot of this.slots) if (open.results.has(slot.call.id)) slot.state = 'settled';
+  }
+
+  // ── turns ────────────────────────────────────────────────────────────
+
 
   /** Limits checked before a turn starts; undefined when the turn may start. */
   turnStartViolation(): Error | undefined {
@@ -233,12 +297,19 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     this.transcript.push(message);
     this.hooks.emit({ type: 'message_completed', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn, message, usage: { ...this.usage } });
     this.log({ kind: 'reply', turn: this.turn, message });
-    this.slots = reply.calls.map((call) => ({ call, state: 'pending', tool: undefined, raw: undefined, args: undefined, terminate: false, output: '' }));
+    this.prepareBatch(message);
+  }
+
+  /** One slot per requested call; a reply without calls is the final answer. */
+  private prepareBatch(reply: AssistantMessage): void {
+    this.slots = reply.toolCalls.map((call) => ({ call, state: 'pending', tool: undefined, raw: undefined, args: undefined, terminate: false, output: '' }));
+    this.slotById.clear();
     for (const slot of this.slots) this.slotById.set(slot.call.id, slot);
-    this.sequentialBatch = this.agent.toolExecution === 'sequential' || reply.calls.some((c) => this.tools.get(c.name)?.executionMode === 'sequential');
-    if (reply.calls.length === 0) {
+    this.cursor = 0;
+    this.sequentialBatch = this.agent.toolExecution === 'sequential' || reply.toolCalls.some((c) => this.tools.get(c.name)?.executionMode === 'sequential');
+    if (reply.toolCalls.length === 0) {
       this.finalReply = true;
-      this.output = reply.text;
+      this.output = reply.content;
     }
   }
 
@@ -268,6 +339,11 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
       if (this.cancelError) return void (this.halt = 'cancel');
       if (this.stopError) return void (this.halt = 'stop');
       const slot = this.slots[this.cursor]!;
+      if (slot.state === 'settled') {
+        // Resumed turn: this call's result was stored before the crash.
+        this.cursor++;
+        continue;
+      }
       ++this.toolCallCount;
       if (this.parent) this.reportSpend({ usage: {}, toolCalls: 1 });
       const overBudget =
@@ -600,6 +676,8 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     const error = this.failure ?? this.stopError ?? new RunCancelled('run ended without a result');
     this.failure = error;
     this.abortController.abort(error);
+    // Best effort: a cancelled run can be resumed ("interrupted"), any other failure is "failed".
+    this.runLog?.append([], this.head(error instanceof RunCancelled ? 'interrupted' : 'failed', error));
     this.hooks.emit({ type: 'run_failed', runId: this.runId, path: this.path, agent: this.agent.name, error, usage: { ...this.usage }, turns: this.turn }, true);
   }
 }

@@ -23,6 +23,8 @@ export interface CheckpointHead {
 export interface CheckpointStore {
   append(runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead): void | Promise<void>;
   load(runId: string): { entries: readonly CheckpointEntry[]; head: CheckpointHead } | undefined | Promise<{ entries: readonly CheckpointEntry[]; head: CheckpointHead } | undefined>;
+  /** Removes a run (used by `ifRunExists: "restart"`). */
+  delete?(runId: string): void | Promise<void>;
 }
 
 export class MemoryCheckpointStore implements CheckpointStore {
@@ -41,5 +43,9 @@ export class MemoryCheckpointStore implements CheckpointStore {
   load(runId: string): { entries: readonly CheckpointEntry[]; head: CheckpointHead } | undefined {
     const run = this.runs.get(runId);
     return run && { entries: [...run.entries], head: run.head };
+  }
+
+  delete(runId: string): void {
+    this.runs.delete(runId);
   }
 }

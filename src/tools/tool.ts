@@ -60,8 +60,8 @@ export interface Tool<Deps = any> {
   readonly policies: readonly ToolPolicy[];
   /** Where the tool came from, for name-conflict messages ("agent tools", "handoffs", …). */
   readonly source: string;
-  /** Set on handoff tools: always a barrier, first one in a turn wins. */
-  readonly handoff?: { readonly targetName: string };
+  /** Set on handoff tools: always a barrier, first one in a turn wins. `target` is the agent (typed loosely to avoid a cycle). */
+  readonly handoff?: { readonly targetName: string; readonly target?: unknown };
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
