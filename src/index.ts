@@ -20,7 +20,22 @@ export type { Model, ModelRequest, ModelSettings, ModelStreamPart } from './mode
 export { ScriptedModel, text, call, batch, type ScriptStep, type RecordedRequest } from './models/scripted.js';
 export { Runner, RunHandle, getRunMachine, type RunResult, type ApprovalControls } from './runtime/runner.js';
 export type { RunOptions, InspectionObserver } from './runtime/run-core.js';
-export { MemoryCheckpointStore, type CheckpointStore, type CheckpointEntry, type CheckpointHead } from './store/checkpoint-store.js';
+export {
+  MemoryCheckpointStore,
+  type CheckpointStore,
+  type CheckpointEntry,
+  type CheckpointHead,
+  type RunStatus,
+  type StoredRun,
+  type RunSummary,
+  type ListRunsOptions,
+  type MemoryCheckpointStoreOptions,
+} from './store/checkpoint-store.js';
+export { SqliteCheckpointStore } from './store/sqlite-checkpoint-store.js';
+export type { SqliteStoreOptions } from './store/sqlite-options.js';
+export { MemorySession, type Session } from './store/session.js';
+export { SqliteSession } from './store/sqlite-session.js';
+export { exportRun, parseRunExport, CHECKPOINT_SCHEMA_VERSION, SESSION_SCHEMA_VERSION, type RunExport } from './store/format.js';
 export { handoff, type HandoffOptions } from './handoff/handoff.js';
 export { agentAsTool, type AgentToolOptions } from './handoff/agent-tool.js';
 export type { HandoffInputFilter } from './runtime/run-core.js';

@@ -151,3 +151,27 @@ describe('resume', () => {
     );
   });
 });
+
+describe('sessions', () => {
+  it('a second run with the same session continues the conversation; appends are idempotent per run id', async () => {
+    const { MemorySession } = await import('../src/store/session.js');
+    const session = new MemorySession();
+    const first = new ScriptedModel([text('Nice to meet you, Ada.')]);
+    await Runner.run(new Agent({ name: 'a', model: first }), 'My name is Ada.', { runId: 'run-1', session: { store: session, id: 's1' } });
+    const second = new ScriptedModel([text('You are Ada.')]);
+    const handle = Runner.stream(new Agent({ name: 'a', model: second }), 'Who am I?', { runId: 'run-2', session: { store: session, id: 's1' } });
+    const events = await collect(handle);
+    expect(trace(events, ['text_delta'])).toEqual(['run_started', 'turn_started', 'message_completed', 'turn_ended', 'run_completed']);
+    expect(second.requests[0]!.messages.map((m) => `${m.role}: ${'content' in m ? m.content : ''}`)).toEqual([
+      'user: My name is Ada.',
+      'assistant: Nice to meet you, Ada.',
+      'user: Who am I?',
+    ]);
+    expect((await session.history('s1')).map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    // A replayed (resumed, completed) run appends nothing new.
+    const store = new MemoryCheckpointStore();
+    await Runner.run(new Agent({ name: 'a', model: new ScriptedModel([text('third')]) }), 'again', { runId: 'run-3', session: { store: session, id: 's1' }, checkpoint: { store } });
+    await Runner.run(new Agent({ name: 'a', model: new ScriptedModel([]) }), 'again', { runId: 'run-3', session: { store: session, id: 's1' }, checkpoint: { store } });
+    expect(await session.history('s1')).toHaveLength(6);
+  });
+});

@@ -6,7 +6,7 @@ import { collect, deferred, flush } from './helpers.js';
 describe('the run statechart', () => {
   it('has the explicit states of the design', () => {
     const root = getRunMachine().root;
-    expect(Object.keys(root.states)).toEqual(['idle', 'restoring', 'starting', 'turn', 'stopping', 'completed', 'failed', 'cancelled']);
+    expect(Object.keys(root.states)).toEqual(['idle', 'restoring', 'starting', 'turn', 'stopping', 'finishing', 'savingSession', 'completed', 'failed', 'cancelled']);
     expect(Object.keys(root.states.turn!.states)).toEqual(['checkLimits', 'model', 'replied', 'executing', 'afterTools', 'checkpoint', 'turnEnd', 'handoff', 'next']);
     expect(Object.keys(root.states.turn!.states.executing!.states)).toEqual(['preflight', 'approvalWait', 'approvalDecided', 'barrier', 'draining']);
     expect(['completed', 'failed', 'cancelled'].map((s) => root.states[s]!.type)).toEqual(['final', 'final', 'final']);

@@ -9,3 +9,6 @@ export const checkpointActor = fromPromise<void, CheckpointInput>(({ input }) =>
 
 /** Loads a stored run before its first step (resume); settles once the run core is rebuilt. */
 export const restoreActor = fromPromise<void, { load(): Promise<void> }>(({ input }) => input.load());
+
+/** Appends a completed run's messages to its session before run_completed. */
+export const sessionSaveActor = fromPromise<void, { save(): Promise<void> }>(({ input }) => input.save());

@@ -2,7 +2,7 @@ import { ModelError, RunCancelled, TroupeError, asError } from '../errors.js';
 import type { RunMachineContext, RunMachineImplementation } from '../machines/run.machine.js';
 import type { RunCore } from '../runtime/run-core.js';
 import { approvalActor } from './approval.js';
-import { checkpointActor, restoreActor } from './checkpoint.js';
+import { checkpointActor, restoreActor, sessionSaveActor } from './checkpoint.js';
 import { modelTurnActor } from './model-turn.js';
 import { toolExecutorLogic } from './tool-executor.js';
 
@@ -28,6 +28,8 @@ export const runImplementation: RunMachineImplementation = {
     spendOverBudget: ({ context }) => core(context).checkSpend(),
     replayCompleted: ({ context }) => core(context).replayCompleted,
     resumeInTurn: ({ context }) => core(context).resumeInTurn,
+    needsLoading: ({ context }) => core(context).needsLoading,
+    noSession: ({ context }) => !core(context).hasSession,
   },
   actions: {
     failWithConfigError: ({ context }) => core(context).fail(core(context).configError!),
@@ -52,6 +54,8 @@ export const runImplementation: RunMachineImplementation = {
     emitCompleted: ({ context }) => core(context).emitCompleted(),
     emitFailed: ({ context }) => core(context).emitFailed(),
     foldChildSpend: ({ context, event }) => core(context).foldChildSpend(event.spend),
+    failWithSessionError: ({ context, event }) =>
+      core(context).fail(new TroupeError(`session write failed: ${asError(event.error).message}`, { cause: event.error })),
     failWithRestoreError: ({ context, event }) => core(context).fail(event.error instanceof TroupeError ? event.error : new TroupeError(`checkpoint load failed: ${asError(event.error).message}`, { cause: event.error })),
   },
   actors: {
@@ -59,6 +63,7 @@ export const runImplementation: RunMachineImplementation = {
     approval: approvalActor,
     checkpoint: checkpointActor,
     restore: restoreActor,
+    sessionSave: sessionSaveActor,
     toolExecutor: toolExecutorLogic,
   },
   inputs: {
@@ -66,6 +71,7 @@ export const runImplementation: RunMachineImplementation = {
     approval: (context) => core(context).approvalInput(),
     checkpoint: (context) => core(context).checkpointInput(),
     restore: (context) => core(context).restoreInput(),
+    sessionSave: (context) => core(context).sessionInput(),
     toolExecutor: (context) => core(context),
   },
 };

@@ -28,6 +28,8 @@ export const RUN_GUARDS = [
   'spendOverBudget',
   'replayCompleted',
   'resumeInTurn',
+  'needsLoading',
+  'noSession',
 ] as const;
 
 export const RUN_ACTIONS = [
@@ -50,6 +52,7 @@ export const RUN_ACTIONS = [
   'emitFailed',
   'foldChildSpend',
   'failWithRestoreError',
+  'failWithSessionError',
 ] as const;
 
 export type RunGuardName = (typeof RUN_GUARDS)[number];
@@ -58,8 +61,9 @@ export type RunActionName = (typeof RUN_ACTIONS)[number];
 export interface RunMachineImplementation {
   guards: Record<RunGuardName, (args: { context: RunMachineContext; event: any }) => boolean>;
   actions: Record<RunActionName, (args: { context: RunMachineContext; event: any }) => void>;
-  actors: { modelTurn: AnyActorLogic; approval: AnyActorLogic; checkpoint: AnyActorLogic; restore: AnyActorLogic; toolExecutor: AnyActorLogic };
+  actors: { modelTurn: AnyActorLogic; approval: AnyActorLogic; checkpoint: AnyActorLogic; restore: AnyActorLogic; sessionSave: AnyActorLogic; toolExecutor: AnyActorLogic };
   inputs: {
+    sessionSave(context: RunMachineContext): unknown;
     restore(context: RunMachineContext): unknown;
     modelTurn(context: RunMachineContext): unknown;
     approval(context: RunMachineContext): unknown;
@@ -97,12 +101,12 @@ export function createRunMachine(impl: RunMachineImplementation) {
         on: {
           START: [
             { guard: 'hasConfigError', target: 'starting' },
-            { guard: 'checkpointing', target: 'restoring' },
+            { guard: 'needsLoading', target: 'restoring' },
             { target: 'starting' },
           ],
         },
       },
-      // Durable runs: load the stored log, if any, before the first step.
+      // Durable runs and sessions: load the history and the stored log before the first step.
       restoring: {
         invoke: {
           id: 'restore',
@@ -116,7 +120,7 @@ export function createRunMachine(impl: RunMachineImplementation) {
         entry: 'startRun',
         always: [
           { guard: 'hasConfigError', target: 'failed', actions: 'failWithConfigError' },
-          { guard: 'replayCompleted', target: 'completed' },
+          { guard: 'replayCompleted', target: 'finishing' },
           // Resumed inside a turn: continue from its stored reply; calls with stored results are skipped.
           { guard: 'resumeInTurn', target: '#run.turn.replied' },
           { target: 'turn' },
@@ -217,7 +221,7 @@ export function createRunMachine(impl: RunMachineImplementation) {
           turnEnd: {
             entry: 'endTurn',
             always: [
-              { guard: 'finished', target: '#run.completed' },
+              { guard: 'finished', target: '#run.finishing' },
               { guard: 'handoffPending', target: 'handoff' },
               { target: 'next' },
             ],
@@ -251,6 +255,19 @@ export function createRunMachine(impl: RunMachineImplementation) {
               onError: { target: '#run.failed', actions: 'failWithCheckpointError' },
             },
           },
+        },
+      },
+      // Completed runs join their session before run_completed, so the next run sees them.
+      finishing: {
+        always: [{ guard: 'noSession', target: 'completed' }, { target: 'savingSession' }],
+      },
+      savingSession: {
+        invoke: {
+          id: 'session',
+          src: 'sessionSave',
+          input: ({ context }: { context: RunMachineContext }) => impl.inputs.sessionSave(context),
+          onDone: { target: 'completed' },
+          onError: { target: 'failed', actions: 'failWithSessionError' },
         },
       },
       completed: { type: 'final', entry: 'emitCompleted' },

@@ -8,6 +8,7 @@ import type { ExecutorHost } from '../actors/tool-executor.js';
 import { BudgetExceeded, MaxTurnsExceeded, RunCancelled, UserError, asError } from '../errors.js';
 import type { CheckpointEntry, CheckpointHead, CheckpointStore, RunStatus } from '../store/checkpoint-store.js';
 import { RunLog } from './run-log.js';
+import type { Session } from '../store/session.js';
 import { findAgent } from './agent-graph.js';
 import { restoreRun, type RestoredRun } from './resume.js';
 import { CallContext, type CallContextHost } from '../tools/call-context.js';
@@ -36,6 +37,11 @@ export interface RunOptions<Deps = any> {
    * that run: "resume" (default) continues it, "restart" deletes it first, "fail" is a UserError.
    */
   checkpoint?: { store: CheckpointStore; runId?: string; ifRunExists?: 'resume' | 'restart' | 'fail' };
+  /**
+   * Conversation memory: the run starts from the session's history, and when it completes
+   * its messages are appended to the session (once per run id).
+   */
+  session?: { store: Session; id: string };
   /**
    * XState inspection observer for this run's actor system (the run, its executor, tool-call
    * and sub-run actors). Opt-in: without it, inspection costs nothing.
@@ -210,13 +216,41 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   replayCompleted = false;
   /** The stored run stopped inside a turn: continue from its stored reply. */
   resumeInTurn = false;
+  /** Messages that came from the session's history (not this run's own). */
+  private historyLength = 0;
+
+  get needsLoading(): boolean {
+    return this.options.checkpoint !== undefined || this.options.session !== undefined;
+  }
+
+  get hasSession(): boolean {
+    return this.options.session !== undefined;
+  }
+
+  /** On completion: this run's messages join the session (idempotent per run id). */
+  sessionInput(): { save(): Promise<void> } {
+    return {
+      save: async () => {
+        const session = this.options.session!;
+        await session.store.append(session.id, this.runId, this.transcript.slice(this.historyLength));
+      },
+    };
+  }
 
   restoreInput(): { load(): Promise<void> } {
     return { load: () => this.loadFromStore() };
   }
 
+  /** Before the first step: the session's history, then the stored run (resume). */
   private async loadFromStore(): Promise<void> {
-    const checkpoint = this.options.checkpoint!;
+    const session = this.options.session;
+    if (session) {
+      const history = await session.store.history(session.id);
+      this.transcript.push(...history);
+      this.historyLength = history.length;
+    }
+    const checkpoint = this.options.checkpoint;
+    if (!checkpoint) return;
     const id = checkpoint.runId ?? this.runId;
     const saved = await checkpoint.store.load(id);
     if (!saved) return;
@@ -270,7 +304,11 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     this.halt = 'done';
     this.claimedHandoff = undefined;
     this.finalReply = false;
-    for (const text of this.inbox.splice(0)) this.transcript.push({ role: 'user', content: text });
+    for (const text of this.inbox.splice(0)) {
+      const message: Message = { role: 'user', content: text };
+      this.transcript.push(message);
+      this.log({ kind: 'input', message });
+    }
     this.hooks.emit({ type: 'turn_started', runId: this.runId, path: this.path, agent: this.agent.name, turn: this.turn });
   }
 

@@ -1,0 +1,236 @@
+import type { Statement } from 'better-sqlite3';
+import { UserError } from '../errors.js';
+import {
+  checkRunId,
+  statusFilter,
+  type CheckpointEntry,
+  type CheckpointHead,
+  type CheckpointStore,
+  type ListRunsOptions,
+  type RunSummary,
+} from './checkpoint-store.js';
+import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
+import type { Component, SqliteStoreOptions } from './sqlite-options.js';
+import { SqliteFile, type SqliteDatabase } from './sqlite.js';
+
+/** Layout of the checkpoint tables (format.md, "SQLite layout"). */
+export const CHECKPOINT_TABLES: Component = {
+  name: 'checkpoints',
+  version: 1,
+  label: 'checkpoint store',
+  create: `
+    CREATE TABLE troupe_runs (
+      run_id TEXT PRIMARY KEY,
+      schema_version INTEGER NOT NULL,
+      agent TEXT NOT NULL,
+      turn INTEGER NOT NULL,
+      status TEXT NOT NULL,
+      usage TEXT NOT NULL,
+      output TEXT,
+      error TEXT,
+      entry_count INTEGER NOT NULL,
+      created_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL
+    ) STRICT;
+    CREATE INDEX troupe_runs_status ON troupe_runs (status);
+    CREATE TABLE troupe_entries (
+      run_id TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      kind TEXT NOT NULL,
+      data TEXT NOT NULL,
+      PRIMARY KEY (run_id, seq)
+    ) STRICT, WITHOUT ROWID;
+  `,
+};
+
+interface RunRow {
+  run_id: string;
+  schema_version: unknown;
+  agent: unknown;
+  turn: unknown;
+  status: unknown;
+  usage: unknown;
+  output: unknown;
+  error: unknown;
+  entry_count: number;
+  created_at: number;
+  updated_at: number;
+}
+
+interface Statements {
+  position: Statement<[string], { schema_version: unknown; entry_count: number } | undefined>;
+  insertEntry: Statement<[string, number, string, string]>;
+  upsertHead: Statement<[HeadParams]>;
+  run: Statement<[string], RunRow | undefined>;
+  entries: Statement<[string], { seq: number; kind: unknown; data: unknown }>;
+  list: Statement<[], RunRow>;
+  deleteEntries: Statement<[string]>;
+  deleteRun: Statement<[string]>;
+}
+
+interface HeadParams {
+  runId: string;
+  version: number;
+  agent: string;
+  turn: number;
+  status: string;
+  usage: string;
+  output: string | null;
+  error: string | null;
+  count: number;
+  now: number;
+}
+
+/**
+ * Checkpoint store in one SQLite file (better-sqlite3, WAL mode). The file and its folders are
+ * created on the first append. Each `append` is one transaction: the new entries are inserted
+ * after the run's last one and the run's head row is upserted; stored entries are never
+ * rewritten. Reads check every record and throw a UserError naming the first bad one.
+ */
+export class SqliteCheckpointStore implements CheckpointStore {
+  private readonly file: SqliteFile;
+  private readonly now: () => number;
+  private statements: Statements | undefined;
+  private appendTx: ((runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead) => void) | undefined;
+
+  constructor(path: string, options: SqliteStoreOptions = {}) {
+    this.file = new SqliteFile(path, CHECKPOINT_TABLES, options);
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Absolute path of the file (or ":memory:"). */
+  get path(): string {
+    return this.file.path;
+  }
+
+  append(runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead): void {
+    checkRunId(runId);
+    checkEntries(entries, `run '${runId}'`);
+    checkHead(head, `run '${runId}'`);
+    this.prepare(true);
+    this.appendTx!(runId, entries, head);
+  }
+
+  load(runId: string): { entries: readonly CheckpointEntry[]; head: CheckpointHead; schemaVersion: number } | undefined {
+    const db = this.prepare(false);
+    if (!db) return undefined;
+    const s = this.statements!;
+    // One read transaction: the head and the entries come from the same snapshot.
+    return db.transaction(() => {
+      const row = s.run.get(runId);
+      if (!row) return undefined;
+      const where = `${this.file.where}: run '${runId}'`;
+      const schemaVersion = checkSchemaVersion(row.schema_version, CHECKPOINT_SCHEMA_VERSION, where);
+      const head = this.head(row, where);
+      const entries: CheckpointEntry[] = [];
+      for (const entry of s.entries.iterate(runId)) {
+        const expected = entries.length + 1;
+        if (entry.seq !== expected) {
+          throw new UserError(`${where} is corrupt: entry ${expected} is missing (the next stored entry is ${entry.seq}).`);
+        }
+        entries.push(decodeEntry(entry.data, `${where} entry ${entry.seq}`, entry.kind));
+      }
+      if (entries.length !== row.entry_count) {
+        throw new UserError(`${where} is corrupt: its head records ${row.entry_count} entries but ${entries.length} are stored.`);
+      }
+      return { entries, head, schemaVersion };
+    })();
+  }
+
+  list(options: ListRunsOptions = {}): RunSummary[] {
+    if (!this.prepare(false)) return [];
+    const statuses = statusFilter(options);
+    const out: RunSummary[] = [];
+    for (const row of this.statements!.list.iterate()) {
+      const where = `${this.file.where}: run '${row.run_id}'`;
+      const schemaVersion = checkSchemaVersion(row.schema_version, CHECKPOINT_SCHEMA_VERSION, where);
+      const head = this.head(row, where);
+      if (statuses && !statuses.includes(head.status)) continue;
+      out.push({ runId: row.run_id, schemaVersion, head, entries: row.entry_count, createdAt: row.created_at, updatedAt: row.updated_at });
+    }
+    return out;
+  }
+
+  /** Removes the run's entries and head in one transaction; returns whether it existed. */
+  delete(runId: string): boolean {
+    const db = this.prepare(false);
+    if (!db) return false;
+    const s = this.statements!;
+    return db.transaction(() => {
+      s.deleteEntries.run(runId);
+      return s.deleteRun.run(runId).changes > 0;
+    }).immediate();
+  }
+
+  close(): void {
+    this.statements = undefined;
+    this.appendTx = undefined;
+    this.file.close();
+  }
+
+  private head(row: RunRow, where: string): CheckpointHead {
+    const head: Record<string, unknown> = {
+      agent: row.agent,
+      turn: row.turn,
+      usage: decodeJson(row.usage, `${where} head usage`),
+      status: row.status,
+    };
+    if (row.output !== null) head['output'] = row.output;
+    if (row.error !== null) head['error'] = decodeJson(row.error, `${where} head error`);
+    return decodeHead(head, `${where} head`);
+  }
+
+  private prepare(create: true): SqliteDatabase;
+  private prepare(create: boolean): SqliteDatabase | undefined;
+  private prepare(create: boolean): SqliteDatabase | undefined {
+    const db = this.file.open(create);
+    if (!db || this.statements) return db;
+    const s: Statements = {
+      position: db.prepare('SELECT schema_version, entry_count FROM troupe_runs WHERE run_id = ?'),
+      insertEntry: db.prepare('INSERT INTO troupe_entries (run_id, seq, kind, data) VALUES (?, ?, ?, ?)'),
+      upsertHead: db.prepare(`
+        INSERT INTO troupe_runs (run_id, schema_version, agent, turn, status, usage, output, error, entry_count, created_at, updated_at)
+        VALUES (@runId, @version, @agent, @turn, @status, @usage, @output, @error, @count, @now, @now)
+        ON CONFLICT (run_id) DO UPDATE SET
+          agent = excluded.agent, turn = excluded.turn, status = excluded.status, usage = excluded.usage,
+          output = excluded.output, error = excluded.error, entry_count = excluded.entry_count, updated_at = excluded.updated_at`),
+      run: db.prepare('SELECT * FROM troupe_runs WHERE run_id = ?'),
+      entries: db.prepare('SELECT seq, kind, data FROM troupe_entries WHERE run_id = ? ORDER BY seq'),
+      list: db.prepare('SELECT * FROM troupe_runs ORDER BY rowid'),
+      deleteEntries: db.prepare('DELETE FROM troupe_entries WHERE run_id = ?'),
+      deleteRun: db.prepare('DELETE FROM troupe_runs WHERE run_id = ?'),
+    };
+    const tx = db.transaction((runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead) => {
+      const stored = s.position.get(runId);
+      if (stored) {
+        const version = checkSchemaVersion(stored.schema_version, CHECKPOINT_SCHEMA_VERSION, `${this.file.where}: run '${runId}'`);
+        if (version !== CHECKPOINT_SCHEMA_VERSION) {
+          throw new UserError(`${this.file.where}: run '${runId}' was written with checkpoint schemaVersion ${version}; this version of troupe appends only to version ${CHECKPOINT_SCHEMA_VERSION} runs.`);
+        }
+      }
+      let count = stored?.entry_count ?? 0;
+      for (const entry of entries) {
+        count += 1;
+        s.insertEntry.run(runId, count, entry.kind, JSON.stringify(entry));
+      }
+      s.upsertHead.run({
+        runId,
+        version: CHECKPOINT_SCHEMA_VERSION,
+        agent: head.agent,
+        turn: head.turn,
+        status: head.status,
+        usage: JSON.stringify(head.usage),
+        output: head.output ?? null,
+        error: head.error ? JSON.stringify({ name: head.error.name, message: head.error.message }) : null,
+        count,
+        now: this.now(),
+      });
+    });
+    // BEGIN IMMEDIATE: take the write lock up front, so two writers never deadlock on an upgrade.
+    this.appendTx = (runId, entries, head) => tx.immediate(runId, entries, head);
+    this.statements = s;
+    return db;
+  }
+}
+
+export type { SqliteStoreOptions } from './sqlite-options.js';

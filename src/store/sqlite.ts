@@ -1,0 +1,93 @@
+/** Opening a SQLite file for one of the stores: lazily, WAL mode, versioned tables. */
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { UserError } from '../errors.js';
+import { checkSchemaVersion } from './format.js';
+import type { Component, SqliteStoreOptions } from './sqlite-options.js';
+
+export type { Component, SqliteStoreOptions } from './sqlite-options.js';
+
+export type SqliteDatabase = Database.Database;
+
+const META = `CREATE TABLE IF NOT EXISTS troupe_meta (
+  component TEXT PRIMARY KEY,
+  schema_version INTEGER NOT NULL
+) STRICT`;
+
+/**
+ * A lazily opened connection. The file (and its directories) is created on the first write;
+ * a read before that finds nothing and creates nothing. `":memory:"` is a private in-memory
+ * database.
+ */
+export class SqliteFile {
+  readonly path: string;
+  private database: SqliteDatabase | undefined;
+  private closed = false;
+
+  constructor(
+    path: string,
+    private readonly component: Component,
+    private readonly options: SqliteStoreOptions,
+  ) {
+    if (typeof path !== 'string' || path.length === 0) throw new UserError(`A SQLite ${component.label} needs a file path, got ${JSON.stringify(path)}.`);
+    this.path = path === ':memory:' ? path : resolve(path);
+  }
+
+  get where(): string {
+    return `SQLite ${this.component.label} '${this.path}'`;
+  }
+
+  /** The open database; undefined when `create` is false and the file does not exist yet. */
+  open(create: true): SqliteDatabase;
+  open(create: boolean): SqliteDatabase | undefined;
+  open(create: boolean): SqliteDatabase | undefined {
+    if (this.closed) throw new UserError(`${this.where} is closed.`);
+    if (this.database) return this.database;
+    const memory = this.path === ':memory:';
+    if (!memory && !existsSync(this.path)) {
+      if (!create) return undefined;
+      mkdirSync(dirname(this.path), { recursive: true });
+    }
+    let db: SqliteDatabase | undefined;
+    try {
+      db = new Database(this.path);
+      db.pragma(`busy_timeout = ${Math.max(0, Math.floor(this.options.busyTimeoutMs ?? 5000))}`);
+      if (!memory) {
+        const mode = db.pragma('journal_mode = WAL', { simple: true });
+        if (mode !== 'wal') throw new Error(`could not switch to WAL mode (journal_mode is ${String(mode)})`);
+      }
+      db.pragma(`synchronous = ${this.options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+      this.initialise(db);
+    } catch (error) {
+      db?.close();
+      if (error instanceof UserError) throw error;
+      throw new UserError(`Cannot open ${this.where}: ${error instanceof Error ? error.message : String(error)}.`, { cause: error });
+    }
+    this.database = db;
+    return db;
+  }
+
+  private initialise(db: SqliteDatabase): void {
+    const { component } = this;
+    db.transaction(() => {
+      db.exec(META);
+      const row = db.prepare('SELECT schema_version AS version FROM troupe_meta WHERE component = ?').get(component.name) as { version: unknown } | undefined;
+      if (!row) {
+        db.exec(component.create);
+        db.prepare('INSERT INTO troupe_meta (component, schema_version) VALUES (?, ?)').run(component.name, component.version);
+        return;
+      }
+      const what = `'${component.name}' table layout version`;
+      const version = checkSchemaVersion(row.version, component.version, this.where, what);
+      // Older layouts would be migrated here, inside this transaction. Version 1 is the first.
+      if (version !== component.version) throw new UserError(`${this.where} uses ${what} ${version}, which this version of troupe cannot migrate.`);
+    }).immediate();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.database?.close();
+    this.database = undefined;
+  }
+}

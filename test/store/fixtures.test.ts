@@ -1,0 +1,99 @@
+/**
+ * Every stored format version that must keep loading. The fixtures under test/fixtures were
+ * written by make-store-fixtures.ts from store-v1.data.ts and are frozen: this test opens
+ * copies of them (never the files themselves) and checks that they load to exactly that data.
+ */
+import { createHash } from 'node:crypto';
+import { copyFileSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { MemoryCheckpointStore } from '../../src/store/checkpoint-store.js';
+import { exportRun, parseRunExport } from '../../src/store/format.js';
+import { SqliteCheckpointStore } from '../../src/store/sqlite-checkpoint-store.js';
+import { SqliteSession } from '../../src/store/sqlite-session.js';
+import { completedRun, failedRun, interruptedRun, sessionRuns, summaries } from '../fixtures/store-v1.data.js';
+import { expectUserError, head, input, raw, turnEnd, useTempDir } from './store-helpers.js';
+
+const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
+const tempDir = useTempDir();
+const runs = [completedRun, interruptedRun, failedRun];
+
+/** A private copy of store-v1.sqlite. */
+function copyV1(): string {
+  const path = join(tempDir(), 'store-v1.sqlite');
+  copyFileSync(join(fixtures, 'store-v1.sqlite'), path);
+  return path;
+}
+
+describe('version 1 fixtures', () => {
+  it('are the committed files, unchanged and without WAL side files', () => {
+    const sha = createHash('sha256').update(readFileSync(join(fixtures, 'store-v1.sqlite'))).digest('hex');
+    expect(sha).toBe('2d2bd14c3b7627c64f940df63d86a036f62000d6567aca7a11814f097bf1906b');
+    expect(readdirSync(fixtures).filter((name) => name.startsWith('store-v1.sqlite'))).toEqual(['store-v1.sqlite']);
+    expect(readdirSync(join(fixtures, 'checkpoint-v1')).sort()).toEqual(['run-completed.json', 'run-failed.json', 'run-interrupted.json']);
+  });
+
+  it('store-v1.sqlite loads every run exactly', () => {
+    const store = new SqliteCheckpointStore(copyV1());
+    for (const run of runs) expect(store.load(run.runId)).toEqual({ entries: run.entries, head: run.head, schemaVersion: 1 });
+    expect(store.list()).toEqual(summaries);
+    expect(store.list({ status: 'running' }).map((r) => r.runId)).toEqual(['run-interrupted']);
+    store.close();
+  });
+
+  it('store-v1.sqlite takes further appends after the stored entries', () => {
+    const path = copyV1();
+    const store = new SqliteCheckpointStore(path, { now: () => 5 });
+    const resumed = head({ agent: 'travel', turn: 1, status: 'completed', output: 'booked' });
+    store.append('run-interrupted', [{ kind: 'result', turn: 1, message: { role: 'tool', callId: 'h2', name: 'book', content: 'ok', isError: false } }, turnEnd(1)], resumed);
+    store.append('run-new', [input('new')], head());
+    store.close();
+    const reopened = new SqliteCheckpointStore(path);
+    expect(reopened.load('run-interrupted')?.entries).toEqual([
+      ...interruptedRun.entries,
+      { kind: 'result', turn: 1, message: { role: 'tool', callId: 'h2', name: 'book', content: 'ok', isError: false } },
+      turnEnd(1),
+    ]);
+    expect(reopened.load('run-completed')?.entries).toEqual(completedRun.entries);
+    expect(reopened.list().map((r) => [r.runId, r.entries, r.head.status])).toEqual([
+      ['run-completed', 7, 'completed'],
+      ['run-interrupted', 5, 'completed'],
+      ['run-failed', 4, 'failed'],
+      ['run-new', 1, 'running'],
+    ]);
+    reopened.close();
+  });
+
+  it('store-v1.sqlite holds the session history, each run once', () => {
+    const session = new SqliteSession(copyV1());
+    expect(session.history('chat-1')).toEqual(sessionRuns.flatMap(([, messages]) => messages));
+    const [first] = sessionRuns;
+    expect(session.append('chat-1', ...first!)).toBe(false);
+    session.close();
+  });
+
+  it('checkpoint-v1/*.json parse exactly and import into a store', () => {
+    for (const run of runs) {
+      const text = readFileSync(join(fixtures, 'checkpoint-v1', `${run.runId}.json`), 'utf8');
+      const parsed = parseRunExport(text, `${run.runId}.json`);
+      expect(parsed).toEqual({ format: 'troupe.checkpoint', schemaVersion: 1, runId: run.runId, head: run.head, entries: run.entries });
+      const store = new MemoryCheckpointStore();
+      store.append(parsed.runId, parsed.entries, parsed.head);
+      expect(exportRun(run.runId, store.load(run.runId)!)).toEqual(parsed);
+      // The writer's output is byte-identical to the fixture.
+      expect(`${JSON.stringify(exportRun(run.runId, store.load(run.runId)!), null, 2)}\n`).toBe(text);
+    }
+  });
+
+  it('a copy of store-v1.sqlite with a damaged record fails loudly, naming the record', () => {
+    const path = copyV1();
+    const db = raw(path);
+    db.prepare("UPDATE troupe_entries SET data = '{\"kind\":\"reply\",\"turn\":2}' WHERE run_id = 'run-completed' AND seq = 6").run();
+    db.close();
+    const store = new SqliteCheckpointStore(path);
+    expectUserError(() => store.load('run-completed'), `SQLite checkpoint store '${path}': run 'run-completed' entry 6 is corrupt: missing field 'message'.`);
+    expect(store.load('run-failed')?.entries).toEqual(failedRun.entries);
+    store.close();
+  });
+});
