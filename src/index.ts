@@ -36,6 +36,31 @@ export type { SqliteStoreOptions } from './store/sqlite-options.js';
 export { MemorySession, type Session } from './store/session.js';
 export { SqliteSession } from './store/sqlite-session.js';
 export { exportRun, parseRunExport, CHECKPOINT_SCHEMA_VERSION, SESSION_SCHEMA_VERSION, type RunExport } from './store/format.js';
+export { aiSdkModel, AiSdkModel, defaultParallelToolCalls, type AiSdkModelOptions, type ParallelToolCallsMapper } from './models/ai-sdk.js';
+export { ProviderError } from './models/provider-error.js';
+export {
+  mcp,
+  McpConnectionError,
+  type McpServer,
+  type McpServerOptions,
+  type McpStdioOptions,
+  type McpHttpOptions,
+  type McpCommonOptions,
+  type McpToolInfo,
+  type McpApproval,
+} from './mcp/index.js';
+export { rawTool, checkJsonSchema, type RawToolOptions } from './tools/raw-tool.js';
+export {
+  workspaceTools,
+  decideWorkspacePolicy,
+  type WorkspaceOptions,
+  type WorkspacePolicy,
+  type WorkspaceRule,
+  type WorkspaceToolName,
+  type PolicyDecision,
+} from './tools/workspace/index.js';
+export { askHuman, type HumanChannel, type AskHumanOptions } from './tools/ask-human.js';
+export { modelFromEnv } from './cli/model-from-env.js';
 export { handoff, type HandoffOptions } from './handoff/handoff.js';
 export { agentAsTool, type AgentToolOptions } from './handoff/agent-tool.js';
 export type { HandoffInputFilter } from './runtime/run-core.js';

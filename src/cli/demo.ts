@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Agent, Runner, ScriptedModel, batch, call, text, tool, type RunEvent } from '../index.js';
+import { Agent, Runner, ScriptedModel, batch, call, text, tool, type Model, type RunEvent, type ScriptStep } from '../index.js';
 
 /**
  * The orchestration demo on the scripted model: a triage agent hands off to a travel
@@ -7,7 +7,9 @@ import { Agent, Runner, ScriptedModel, batch, call, text, tool, type RunEvent } 
  * (one reports progress, one fails once and is retried), then books a hotel: a
  * `parallel: false` call that needs an approval. Every call builds fresh scripted models.
  */
-export function demoAgent(): Agent {
+export function demoAgent(model?: Model): Agent {
+  // With a real model every agent shares it; otherwise each gets its own script.
+  const scripted = (steps: ScriptStep[]): Model => model ?? new ScriptedModel(steps);
   let flightAttempts = 0;
   const weather = tool({
     name: 'weather',
@@ -44,7 +46,7 @@ export function demoAgent(): Agent {
     name: 'Research',
     instructions: 'Collect facts with your tools, in parallel where you can.',
     tools: [weather, flights],
-    model: new ScriptedModel([
+    model: scripted([
       batch(
         [
           ['weather', { city: 'Paris' }, 'call_weather_paris'],
@@ -60,7 +62,7 @@ export function demoAgent(): Agent {
     name: 'Travel specialist',
     instructions: 'Plan trips. Ask Research for facts, then book.',
     tools: [research.asTool({ maxTurns: 4 }), bookHotel],
-    model: new ScriptedModel([
+    model: scripted([
       call('ask_research', { input: 'Weather in Paris and Rome this weekend, and flights Paris→Rome.' }, 'call_research', { text: 'Let me ask Research.' }),
       call('book_hotel', { city: 'Rome', nights: '2' }, 'call_book', { text: 'Rome looks warmer. Booking the hotel.' }),
       text('Rome is 24 °C and clear, the 17:40 flight costs €64, and your hotel is booked for 2 nights (HX-2041).'),
@@ -70,14 +72,19 @@ export function demoAgent(): Agent {
     name: 'Triage',
     instructions: 'Send each request to the right specialist.',
     handoffs: [specialist],
-    model: new ScriptedModel([call('transfer_to_travel_specialist', { reason: 'trip planning' }, 'call_handoff', { text: 'A travel question.' })]),
+    model: scripted([call('transfer_to_travel_specialist', { reason: 'trip planning' }, 'call_handoff', { text: 'A travel question.' })]),
   });
 }
 
 /** Runs the demo, printing the event stream; approves the booking like a person would. */
-export async function runDemo(out: (line: string) => void = console.log): Promise<void> {
-  out('troupe demo: triage → travel specialist → research agent as a tool, on the scripted model (no API key needed).\n');
-  const handle = Runner.stream(demoAgent(), 'Plan a weekend in Paris or Rome and book the hotel.');
+export async function runDemo(out: (line: string) => void = console.log, model?: Model): Promise<void> {
+  out(
+    model
+      ? `troupe demo: triage → travel specialist → research agent as a tool, on ${model.name}.\n`
+      : 'troupe demo: triage → travel specialist → research agent as a tool, on the scripted model (no API key needed;\n' +
+          'set TROUPE_MODEL=openai-compatible:<model> and TROUPE_BASE_URL to use a real one).\n',
+  );
+  const handle = Runner.stream(demoAgent(model), 'Plan a weekend in Paris or Rome and book the hotel.');
   const started = Date.now();
   let midLine = false;
   for await (const event of handle) {
