@@ -61,6 +61,9 @@ export {
 } from './tools/workspace/index.js';
 export { askHuman, type HumanChannel, type AskHumanOptions } from './tools/ask-human.js';
 export { modelFromEnv } from './cli/model-from-env.js';
+export { createServer, type ServerOptions, type TroupeServer, type AgentSource } from './server/server.js';
+export { startDemoServer } from './server/demo.js';
+export { InspectionFeed } from './inspect/feed.js';
 export { handoff, type HandoffOptions } from './handoff/handoff.js';
 export { agentAsTool, type AgentToolOptions } from './handoff/agent-tool.js';
 export type { HandoffInputFilter } from './runtime/run-core.js';

@@ -6,7 +6,7 @@ describe('package entry', () => {
   it('exports the public API from dist through the package name under plain node', () => {
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', "const m = await import('troupe'); console.log(Object.keys(m).sort().join(','))"], { encoding: 'utf8' });
     expect(out.trim()).toBe(
-      'Agent,AiSdkModel,BudgetExceeded,CHECKPOINT_SCHEMA_VERSION,InvalidToolArguments,MaxTurnsExceeded,McpConnectionError,MemoryCheckpointStore,MemorySession,ModelError,ProviderError,RunCancelled,RunHandle,Runner,SESSION_SCHEMA_VERSION,ScriptExhausted,ScriptedModel,SqliteCheckpointStore,SqliteSession,ToolError,ToolTimeout,TroupeError,UserError,agentAsTool,aiSdkModel,askHuman,batch,call,checkJsonSchema,decideWorkspacePolicy,defaultParallelToolCalls,exportRun,getRunMachine,handoff,mcp,modelFromEnv,parseRunExport,rawTool,text,tool,toolResult,workspaceTools',
+      'Agent,AiSdkModel,BudgetExceeded,CHECKPOINT_SCHEMA_VERSION,InspectionFeed,InvalidToolArguments,MaxTurnsExceeded,McpConnectionError,MemoryCheckpointStore,MemorySession,ModelError,ProviderError,RunCancelled,RunHandle,Runner,SESSION_SCHEMA_VERSION,ScriptExhausted,ScriptedModel,SqliteCheckpointStore,SqliteSession,ToolError,ToolTimeout,TroupeError,UserError,agentAsTool,aiSdkModel,askHuman,batch,call,checkJsonSchema,createServer,decideWorkspacePolicy,defaultParallelToolCalls,exportRun,getRunMachine,handoff,mcp,modelFromEnv,parseRunExport,rawTool,startDemoServer,text,tool,toolResult,workspaceTools',
     );
   });
 

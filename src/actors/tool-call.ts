@@ -30,7 +30,8 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
     const job = snapshot.job!;
     const ref = self as AnyActorRef;
     job.ctx.actor = ref;
-    void executeCall(job).then((outcome) => {
+    // Tool code starts after the current statechart step: it never runs inside a run's action.
+    void Promise.resolve(job).then(executeCall).then((outcome) => {
       // A call stopped by a cancelled run may still settle later; its result is no longer wanted.
       if (ref.getSnapshot().status === 'active') ref.send({ type: 'settled', outcome });
     });

@@ -51,7 +51,11 @@ export const toolExecutorLogic: ActorLogic<ExecutorSnapshot, ExecutorEvent, Exec
       const done = event as { actorId: string; output: CallOutcome };
       if (!snapshot.children.delete(done.actorId)) return snapshot;
       snapshot.host.settleCall(done.actorId, done.output);
-      if (--snapshot.context.inFlight === 0) (scope.self as AnyActorRef)._parent?.send({ type: TOOLS_IDLE });
+      if (--snapshot.context.inFlight === 0) {
+        // A cancelled run may already have ended; it no longer listens.
+        const run = (scope.self as AnyActorRef)._parent;
+        if (run?.getSnapshot().status === 'active') run.send({ type: TOOLS_IDLE });
+      }
     }
     return snapshot;
   },

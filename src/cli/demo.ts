@@ -110,7 +110,8 @@ export async function runDemo(out: (line: string) => void = console.log, model?:
   else out(`\noutput: ${result.output}\nusage: ${JSON.stringify(result.usage)}`);
 }
 
-function describe(event: RunEvent): string | undefined {
+/** One readable line per event (text deltas are printed as they stream, elsewhere). */
+export function describe(event: RunEvent): string | undefined {
   switch (event.type) {
     case 'run_started': return `▶ run ${event.runId} started (agent ${event.agent})`;
     case 'turn_started': return `— ${event.agent}, turn ${event.turn}`;
@@ -128,7 +129,7 @@ function describe(event: RunEvent): string | undefined {
 }
 
 /** Sub-run events are indented by their depth. */
-function indent(event: RunEvent): string {
+export function indent(event: RunEvent): string {
   return '  '.repeat(event.path.length - 1);
 }
 

@@ -3,17 +3,22 @@ import { UserError } from '../errors.js';
 import type { Model } from '../models/model.js';
 import { runDemo } from './demo.js';
 import { modelFromEnv } from './model-from-env.js';
+import { SERVE_USAGE, serve } from './serve.js';
+import { startDemo } from './start.js';
 
 const USAGE = `usage: troupe <command>
 
 commands:
-  demo    run the demo agents and print their event stream
+  start   the demo server with the live inspector, plus one demo run printed here (npm start)
+  demo    run the demo agents in this process and print their event stream
+  serve   the HTTP API and inspector for your agents (troupe serve --help)
 
 environment:
   TROUPE_MODEL=openai-compatible:<model>   use a real model (Ollama, vLLM, llama.cpp server, …)
   TROUPE_BASE_URL=http://localhost:11434/v1 the server's OpenAI-compatible API root
   TROUPE_API_KEY=…                          sent as a bearer token (optional)
   Without TROUPE_MODEL the demo runs on the scripted model and says so.
+  TROUPE_PORT (start: default 4317), TROUPE_DEMO_AUTO_APPROVE_MS (start: default 45000)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -31,6 +36,24 @@ async function main(argv: string[]): Promise<number> {
       await runDemo(console.log, model);
       return 0;
     }
+    case 'start':
+      await startDemo({
+        ...(process.env.TROUPE_PORT ? { port: Number(process.env.TROUPE_PORT) } : {}),
+        ...(process.env.TROUPE_DEMO_AUTO_APPROVE_MS ? { autoApproveMs: Number(process.env.TROUPE_DEMO_AUTO_APPROVE_MS) } : {}),
+      });
+      return 0;
+    case 'serve':
+      if (argv.includes('--help') || argv.includes('-h')) {
+        process.stdout.write(SERVE_USAGE);
+        return 0;
+      }
+      try {
+        await serve(argv.slice(1));
+      } catch (error) {
+        process.stderr.write(`troupe serve: ${(error as Error).message}\n`);
+        return 2;
+      }
+      return 0;
     case 'help':
     case '--help':
     case '-h':

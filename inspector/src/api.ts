@@ -1,0 +1,128 @@
+import type { WireRecord } from '../../src/inspect/wire.js';
+
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+/** The server API, authenticated with the bearer token. */
+export class Api {
+  constructor(private token: string) {}
+
+  setToken(token: string): void {
+    this.token = token;
+  }
+
+  private headers(): Record<string, string> {
+    return { authorization: `Bearer ${this.token}`, 'content-type': 'application/json' };
+  }
+
+  async json<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const res = await fetch(path, { method, headers: this.headers(), ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const payload = (await res.json().catch(() => ({}))) as { error?: { code: string; message: string } };
+    if (!res.ok) throw new ApiError(res.status, payload.error?.code ?? 'http_error', payload.error?.message ?? `HTTP ${res.status}`);
+    return payload as T;
+  }
+
+  agents(): Promise<{ agents: string[] }> {
+    return this.json('GET', 'api/agents');
+  }
+
+  decide(runId: string, callId: string, decision: 'approve' | 'deny'): Promise<unknown> {
+    return this.json('POST', 'api/chat/approve', { runId, callId, decision });
+  }
+
+  cancel(runId: string): Promise<unknown> {
+    return this.json('POST', 'api/chat/cancel', { runId });
+  }
+
+  /**
+   * Starts a run; resolves with its id once the stream opened. The page watches runs
+   * through the inspector feed, so the chat stream is read to its end and dropped.
+   */
+  async startRun(agent: string, input: string): Promise<string> {
+    const res = await fetch('api/chat', { method: 'POST', headers: this.headers(), body: JSON.stringify({ agent, input }) });
+    if (!res.ok) {
+      const payload = (await res.json().catch(() => ({}))) as { error?: { code: string; message: string } };
+      throw new ApiError(res.status, payload.error?.code ?? 'http_error', payload.error?.message ?? `HTTP ${res.status}`);
+    }
+    const runId = res.headers.get('x-run-id') ?? '';
+    void drain(res.body);
+    return runId;
+  }
+
+  /** Follows GET /api/inspect (fetch, so the token travels in a header), reconnecting with Last-Event-ID. */
+  follow(onRecord: (record: WireRecord) => void, onState: (state: 'open' | 'retrying' | 'unauthorized', detail?: string) => void, lastSeq: () => number): () => void {
+    let stopped = false;
+    let controller: AbortController | undefined;
+    let delay = 500;
+    const loop = async (): Promise<void> => {
+      while (!stopped) {
+        controller = new AbortController();
+        try {
+          const seq = lastSeq();
+          const res = await fetch('api/inspect', {
+            headers: { authorization: `Bearer ${this.token}`, ...(seq > 0 ? { 'last-event-id': String(seq) } : {}) },
+            signal: controller.signal,
+          });
+          if (res.status === 401) {
+            onState('unauthorized');
+            return;
+          }
+          if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+          onState('open');
+          delay = 500;
+          await readSse(res.body, (data) => onRecord(JSON.parse(data) as WireRecord));
+        } catch (error) {
+          if (stopped) return;
+          onState('retrying', (error as Error).message);
+        }
+        if (stopped) return;
+        onState('retrying');
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, 5_000);
+      }
+    };
+    void loop();
+    return () => {
+      stopped = true;
+      controller?.abort();
+    };
+  }
+}
+
+async function drain(body: ReadableStream<Uint8Array> | null): Promise<void> {
+  if (!body) return;
+  const reader = body.getReader();
+  try {
+    while (!(await reader.read()).done) {
+      // discard
+    }
+  } catch {
+    // the run goes on server-side even if this stream breaks
+  }
+}
+
+/** Minimal SSE parser: calls `onData` with each event's data. */
+export async function readSse(body: ReadableStream<Uint8Array>, onData: (data: string) => void): Promise<void> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let cut: number;
+    while ((cut = buffer.indexOf('\n\n')) >= 0) {
+      const frame = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = frame
+        .split('\n')
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
+        .join('\n');
+      if (data) onData(data);
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { InspectMode } from '../inspect/feed.js';
+import { banner, startDemoServer } from '../server/demo.js';
+import { createServer, type AgentSource, type TroupeServer } from '../server/server.js';
+
+export const SERVE_USAGE = `usage: troupe serve [options]
+
+Starts the HTTP API and the live inspector (loopback only by default).
+
+options:
+  --agents <module>        ESM module exporting \`agents\` (or a default export): { name: Agent | () => Agent }
+                           (default: the scripted demo agent, as "demo")
+  --port <n>               default 4317 (0 = any free port)
+  --host <addr>            default 127.0.0.1
+  --token <token>          bearer token (default: $TROUPE_TOKEN, else a random one, printed)
+  --approval-timeout <ms>  auto-deny undecided approvals after this long (default 300000)
+  --inspect <mode>         on-demand | always | off (default: always for the demo, on-demand otherwise)
+`;
+
+/**
+ * `troupe serve`: starts the server and prints its URL, the inspector URL (token in the
+ * fragment) and the token. Resolves once listening; the process stays up while it serves.
+ * Throws an Error with a usage message on bad arguments.
+ */
+export async function serve(argv: readonly string[], out: (line: string) => void = console.log): Promise<TroupeServer> {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      agents: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      token: { type: 'string' },
+      'approval-timeout': { type: 'string' },
+      inspect: { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const port = values.port === undefined ? 4317 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port must be an integer 0-65535, got '${values.port}'.\n\n${SERVE_USAGE}`);
+  const approvalTimeoutMs = values['approval-timeout'] === undefined ? undefined : Number(values['approval-timeout']);
+  if (approvalTimeoutMs !== undefined && !(approvalTimeoutMs >= 0)) throw new Error(`--approval-timeout must be a non-negative number of ms.\n\n${SERVE_USAGE}`);
+  const inspect = values.inspect as InspectMode | undefined;
+  if (inspect !== undefined && !['on-demand', 'always', 'off'].includes(inspect)) throw new Error(`--inspect must be on-demand, always or off.\n\n${SERVE_USAGE}`);
+  const token = values.token ?? process.env.TROUPE_TOKEN ?? undefined;
+  const common = {
+    port,
+    ...(values.host !== undefined ? { host: values.host } : {}),
+    ...(token ? { token } : {}),
+    ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
+    ...(inspect ? { inspect } : {}),
+  };
+  if (values.agents === undefined) return startDemoServer({ ...common, out });
+  const agents = await loadAgents(values.agents);
+  const server = await createServer({ ...common, agents });
+  out(banner(server));
+  out(`  agents:    ${Object.keys(agents).join(', ')}`);
+  return server;
+}
+
+async function loadAgents(path: string): Promise<Record<string, AgentSource>> {
+  const mod = (await import(pathToFileURL(resolve(path)).href)) as { agents?: unknown; default?: unknown };
+  const agents = mod.agents ?? mod.default;
+  if (typeof agents !== 'object' || agents === null || Object.keys(agents).length === 0) {
+    throw new Error(`${path} must export \`agents\` (or a default export): an object of Agent instances or factories by name.`);
+  }
+  return agents as Record<string, AgentSource>;
+}

@@ -1,0 +1,28 @@
+import { demoAgent } from '../cli/demo.js';
+import { createServer, type ServerOptions, type TroupeServer } from './server.js';
+
+export interface DemoServerOptions extends Partial<Omit<ServerOptions, 'agents'>> {
+  /** Where the banner goes (default console.log); pass `() => {}` to stay quiet. */
+  readonly out?: (line: string) => void;
+}
+
+/**
+ * Serves the orchestration demo (triage → travel specialist → research agent as a tool;
+ * parallel calls, a retry and a gated hotel booking) with the inspector. The scripted
+ * models are single-use, so the agent is registered as a factory: every run gets a fresh
+ * agent tree. Inspection is `always` on so a page opened later still sees whole runs.
+ */
+export async function startDemoServer(options: DemoServerOptions = {}): Promise<TroupeServer> {
+  const { out = console.log, ...rest } = options;
+  const server = await createServer({ inspect: 'always', ...rest, agents: { demo: demoAgent } });
+  out(banner(server));
+  return server;
+}
+
+export function banner(server: TroupeServer): string {
+  return [
+    `troupe server listening on ${server.url}`,
+    `  inspector: ${server.inspectorUrl}`,
+    `  token:     ${server.token}  (send "Authorization: Bearer <token>" to ${server.url}/api/…)`,
+  ].join('\n');
+}

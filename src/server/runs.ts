@@ -1,0 +1,328 @@
+import { nanoid } from 'nanoid';
+import type { Agent } from '../agent.js';
+import type { InspectionFeed } from '../inspect/feed.js';
+import { errorToWire, sanitize } from '../inspect/sanitize.js';
+import type { ApprovalState, RunStatusWire, WireError, WireRunEvent } from '../inspect/wire.js';
+import { Runner, type RunHandle } from '../runtime/runner.js';
+import type { RunOptions } from '../runtime/run-core.js';
+import type { ApprovalRequiredEvent, RunEvent, Usage } from '../types.js';
+import { RUN_EVENT_LIMITS, feedRunEvent, serializeRunEvent } from './serialize.js';
+
+/** Receives one run's serialised events (replayed from the first one), then its end. */
+export interface RunSubscriber {
+  event(event: WireRunEvent, index: number): void;
+  end(): void;
+}
+
+export interface PendingApprovalView {
+  readonly runId: string;
+  readonly callId: string;
+  readonly tool: string;
+  readonly args: unknown;
+  readonly path: readonly string[];
+  readonly agent: string;
+  readonly since: number;
+  readonly deadline: number | undefined;
+}
+
+interface Hold extends PendingApprovalView {
+  resolve(state: ApprovalState): void;
+}
+
+export interface RunSummary {
+  readonly runId: string;
+  readonly agent: string;
+  readonly input: string;
+  readonly status: RunStatusWire;
+  readonly startedAt: number;
+  readonly endedAt: number | undefined;
+  readonly output: string | undefined;
+  readonly error: WireError | undefined;
+  readonly usage: Usage | undefined;
+  readonly turns: number | undefined;
+  readonly events: number;
+  readonly pendingApprovals: readonly PendingApprovalView[];
+}
+
+export interface RunStartParams {
+  readonly agentName: string;
+  readonly agent: Agent;
+  readonly input: string;
+  readonly runOptions: RunOptions;
+  /** Undecided approvals are denied after this long; Infinity never. */
+  readonly approvalTimeoutMs: number;
+  readonly feed: InspectionFeed;
+  /** Events kept per run for GET /api/runs/:id and late chat subscribers. */
+  readonly maxEvents: number;
+}
+
+/** How often a held approval checks whether something else decided it (cancel, abort). */
+const HOLD_POLL_MS = 25;
+
+/**
+ * One run started through the server. A server-side consumer reads every event, whether or
+ * not an HTTP client is still attached, so a disconnect never stops or leaks the run.
+ *
+ * Approvals: the consumer does not pull past an `approval_required` event until the call is
+ * decided (POST /api/chat/approve → `handle.approvals`), `approvalTimeoutMs` passes (deny),
+ * or the run decides it otherwise (cancel). Pulling past it would hand the call to the
+ * agent's approvalHandler and deny it when there is none; holding keeps the decision with
+ * the API. Events of calls already in flight wait in the run's buffer meanwhile.
+ */
+export class ServerRun {
+  readonly id: string;
+  readonly agentName: string;
+  readonly input: string;
+  readonly startedAt = Date.now();
+  status: RunStatusWire = 'running';
+  endedAt: number | undefined;
+  output: string | undefined;
+  error: WireError | undefined;
+  usage: Usage | undefined;
+  turns: number | undefined;
+  readonly events: WireRunEvent[] = [];
+  /** Events not kept once `maxEvents` is reached (text deltas first). */
+  droppedEvents = 0;
+  readonly handle: RunHandle;
+  /** Settles when the server consumer has read the last event. */
+  readonly done: Promise<void>;
+  private readonly subscribers = new Set<RunSubscriber>();
+  private readonly holds = new Map<string, Hold>();
+  private readonly feed: InspectionFeed;
+  private readonly approvalTimeoutMs: number;
+  private readonly maxEvents: number;
+  private eventCount = 0;
+
+  constructor(params: RunStartParams) {
+    this.id = `run_${nanoid(12)}`;
+    this.agentName = params.agentName;
+    this.input = params.input;
+    this.feed = params.feed;
+    this.approvalTimeoutMs = params.approvalTimeoutMs;
+    this.maxEvents = params.maxEvents;
+    const inspect = this.feed.observerFor(this.id);
+    this.publishRun(inspect !== undefined);
+    const options: RunOptions = { ...params.runOptions, runId: this.id, ...(inspect ? { inspect } : {}) };
+    this.handle = Runner.stream(params.agent, params.input, options);
+    this.feed.track(this.id, this.handle.actor);
+    this.done = this.consume();
+  }
+
+  get finished(): boolean {
+    return this.status !== 'running';
+  }
+
+  get subscriberCount(): number {
+    return this.subscribers.size;
+  }
+
+  /** Replays the events so far, then streams the rest; `end` is called once the run is over. */
+  subscribe(subscriber: RunSubscriber): () => void {
+    this.events.forEach((event, index) => subscriber.event(event, index));
+    if (this.finished) {
+      subscriber.end();
+      return () => undefined;
+    }
+    this.subscribers.add(subscriber);
+    return () => void this.subscribers.delete(subscriber);
+  }
+
+  pendingApprovals(): PendingApprovalView[] {
+    return [...this.holds.values()].map(({ resolve: _resolve, ...view }) => view);
+  }
+
+  /**
+   * Decides a waiting call (also one of a sub-run, or one the consumer has not reached
+   * yet). Returns false when no call with that id is waiting.
+   */
+  decide(callId: string, approve: boolean): boolean {
+    const decided = approve ? this.handle.approvals.approve(callId) : this.handle.approvals.reject(callId);
+    if (!decided) return false;
+    const state: ApprovalState = approve ? 'approved' : 'denied';
+    const hold = this.holds.get(callId);
+    if (hold) hold.resolve(state);
+    return true;
+  }
+
+  cancel(reason: string): void {
+    this.handle.cancel(reason);
+    this.settleDecidedHolds('cancelled');
+  }
+
+  summary(): RunSummary {
+    return {
+      runId: this.id,
+      agent: this.agentName,
+      input: this.input,
+      status: this.status,
+      startedAt: this.startedAt,
+      endedAt: this.endedAt,
+      output: this.output,
+      error: this.error,
+      usage: this.usage,
+      turns: this.turns,
+      events: this.eventCount,
+      pendingApprovals: this.pendingApprovals(),
+    };
+  }
+
+  private async consume(): Promise<void> {
+    try {
+      for await (const event of this.handle) {
+        this.record(event);
+        if (event.type === 'approval_required') await this.hold(event);
+      }
+    } catch (error) {
+      // Iteration never throws by contract; keep the server alive if it ever does.
+      if (this.status === 'running') this.finish('failed', undefined, errorToWire(error));
+    }
+    if (this.status === 'running') this.finish('failed', undefined, { name: 'TroupeError', code: 'TROUPE_ERROR', message: 'run stream ended without a terminal event' });
+    for (const subscriber of this.subscribers) safely(() => subscriber.end());
+    this.subscribers.clear();
+    this.feed.untrack(this.id);
+  }
+
+  private record(event: RunEvent): void {
+    const wire = serializeRunEvent(event);
+    const index = this.eventCount++;
+    const droppable = event.type === 'text_delta' || event.type === 'reasoning_delta';
+    if (this.events.length < this.maxEvents || !droppable) this.events.push(wire);
+    else this.droppedEvents++;
+    for (const subscriber of this.subscribers) safely(() => subscriber.event(wire, index));
+    this.feed.publish({ kind: 'run_event', run: this.id, event: feedRunEvent(wire) });
+    if (event.runId !== this.id) return;
+    if (event.type === 'run_completed') {
+      this.usage = event.usage;
+      this.turns = event.turns;
+      this.finish('completed', event.output, undefined);
+    } else if (event.type === 'run_failed') {
+      this.usage = event.usage;
+      this.turns = event.turns;
+      const error = errorToWire(event.error);
+      this.finish(error.code === 'RUN_CANCELLED' ? 'cancelled' : 'failed', undefined, error);
+    }
+  }
+
+  private finish(status: RunStatusWire, output: string | undefined, error: WireError | undefined): void {
+    this.status = status;
+    this.endedAt = Date.now();
+    this.output = output;
+    this.error = error;
+    this.publishRun(this.feed.isInspecting(this.id));
+  }
+
+  /** Keeps the consumer at this event until the call is decided, times out, or is decided by the run itself. */
+  private async hold(event: ApprovalRequiredEvent): Promise<void> {
+    const callId = event.call.id;
+    if (!this.handle.approvals.pending().includes(callId)) return;
+    const since = Date.now();
+    const timed = Number.isFinite(this.approvalTimeoutMs);
+    const deadline = timed ? since + this.approvalTimeoutMs : undefined;
+    const view: PendingApprovalView = {
+      runId: event.runId,
+      callId,
+      tool: event.call.name,
+      args: sanitize(event.args, RUN_EVENT_LIMITS),
+      path: event.path,
+      agent: event.agent,
+      since,
+      deadline,
+    };
+    this.publishApproval(view, 'pending');
+    const state = await new Promise<ApprovalState>((resolve) => {
+      let settled = false;
+      const timer = timed
+        ? setTimeout(() => {
+            if (this.handle.approvals.reject(callId)) finish('timed_out');
+          }, this.approvalTimeoutMs)
+        : undefined;
+      // Cancellation, an aborted sub-run or a runtime timeout decide without us: notice it.
+      const poll = setInterval(() => {
+        if (!this.handle.approvals.pending().includes(callId)) finish('cancelled');
+      }, HOLD_POLL_MS);
+      const finish = (result: ApprovalState): void => {
+        if (settled) return;
+        settled = true;
+        if (timer) clearTimeout(timer);
+        clearInterval(poll);
+        this.holds.delete(callId);
+        resolve(result);
+      };
+      this.holds.set(callId, { ...view, resolve: finish });
+    });
+    this.publishApproval(view, state);
+  }
+
+  /** Resolves holds whose call the run has already decided (e.g. right after a cancel). */
+  private settleDecidedHolds(state: ApprovalState): void {
+    const waiting = new Set(this.handle.approvals.pending());
+    for (const hold of [...this.holds.values()]) if (!waiting.has(hold.callId)) hold.resolve(state);
+  }
+
+  private publishApproval(view: PendingApprovalView, state: ApprovalState): void {
+    this.feed.publish({
+      kind: 'approval',
+      run: this.id,
+      runId: view.runId,
+      callId: view.callId,
+      tool: view.tool,
+      args: view.args,
+      path: view.path,
+      state,
+      since: view.since,
+      ...(view.deadline !== undefined ? { deadline: view.deadline } : {}),
+    });
+  }
+
+  private publishRun(inspected: boolean): void {
+    this.feed.publish({
+      kind: 'run',
+      run: this.id,
+      agent: this.agentName,
+      input: this.input.length > 2_000 ? `${this.input.slice(0, 2_000)}…` : this.input,
+      status: this.status,
+      startedAt: this.startedAt,
+      ...(this.endedAt !== undefined ? { endedAt: this.endedAt } : {}),
+      ...(this.output !== undefined ? { output: this.output.length > 2_000 ? `${this.output.slice(0, 2_000)}…` : this.output } : {}),
+      ...(this.error ? { error: this.error } : {}),
+      inspected,
+    });
+  }
+}
+
+/** The server's runs: live ones plus the most recent finished ones. */
+export class RunRegistry {
+  private readonly runs = new Map<string, ServerRun>();
+
+  constructor(private readonly maxRuns: number) {}
+
+  add(run: ServerRun): void {
+    this.runs.set(run.id, run);
+    if (this.runs.size <= this.maxRuns) return;
+    for (const [id, old] of this.runs) {
+      if (this.runs.size <= this.maxRuns) break;
+      if (old.finished) this.runs.delete(id);
+    }
+  }
+
+  get(id: string): ServerRun | undefined {
+    return this.runs.get(id);
+  }
+
+  /** Newest first. */
+  list(): ServerRun[] {
+    return [...this.runs.values()].reverse();
+  }
+
+  active(): ServerRun[] {
+    return [...this.runs.values()].filter((run) => !run.finished);
+  }
+}
+
+function safely(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // a broken subscriber must not stop the run's consumer
+  }
+}

@@ -1,0 +1,273 @@
+import { randomBytes } from 'node:crypto';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Agent } from '../agent.js';
+import { InspectionFeed, type InspectMode } from '../inspect/feed.js';
+import type { RunOptions } from '../runtime/run-core.js';
+import { HttpError, SseStream, checkBearer, parseJsonObject, readBody, sendError, sendJson } from './http.js';
+import { RunRegistry, ServerRun } from './runs.js';
+import { findInspectorDir, serveStatic } from './static.js';
+
+/** A registered agent: an instance reused by every run, or a factory called once per run (e.g. scripted models, which are single-use). */
+export type AgentSource = Agent | (() => Agent);
+
+/** Options every run started by the server gets. */
+export type ServerRunOptions = Omit<RunOptions, 'signal' | 'inspect' | 'runId' | 'approvalTimeoutMs' | 'checkpoint'>;
+
+export interface ServerOptions {
+  /** Agents clients may start by name (`POST /api/chat { agent }`). */
+  readonly agents: Readonly<Record<string, AgentSource>>;
+  /** Bearer token for every `/api/` call; a random one is generated when absent (read it from `server.token`). */
+  readonly token?: string;
+  /** Default 127.0.0.1 (loopback only). */
+  readonly host?: string;
+  /** Default 0: an ephemeral port (read `server.port`). */
+  readonly port?: number;
+  /** Undecided approvals are denied after this long. Default 300,000 ms; `Infinity` waits forever. */
+  readonly approvalTimeoutMs?: number;
+  /** When XState inspection is attached to runs. Default `on-demand` (only while an inspector is connected). */
+  readonly inspect?: InspectMode;
+  readonly runOptions?: ServerRunOptions;
+  /** Finished runs kept for GET /api/runs (default 200). */
+  readonly maxRuns?: number;
+  /** Events kept per run (default 10,000; text deltas are dropped first). */
+  readonly maxEventsPerRun?: number;
+  /** Default 1 MiB. */
+  readonly maxBodyBytes?: number;
+  /** Longest accepted `input` (default 100,000 characters). */
+  readonly maxInputChars?: number;
+  /** Directory of the built inspector page (default: `dist/inspector`). */
+  readonly inspectorDir?: string;
+}
+
+export interface ServerStats {
+  readonly runs: number;
+  readonly activeRuns: number;
+  /** Chat SSE clients attached to runs. */
+  readonly chatClients: number;
+  readonly inspectorClients: number;
+}
+
+export interface TroupeServer {
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly token: string;
+  /** The page URL with the token in its fragment (never sent to the server by browsers). */
+  readonly inspectorUrl: string;
+  readonly feed: InspectionFeed;
+  /** The underlying node:http server. */
+  readonly http: Server;
+  stats(): ServerStats;
+  /** Runs started through the server (live and recent). */
+  run(id: string): ServerRun | undefined;
+  /** Stops listening, ends streams, cancels live runs and waits for them (bounded). */
+  close(): Promise<void>;
+}
+
+const DEFAULT_APPROVAL_TIMEOUT_MS = 300_000;
+const RUN_ID = /^\/api\/runs\/([^/]+)$/;
+
+/**
+ * The troupe HTTP server (node:http, loopback by default):
+ *
+ * - `POST /api/chat {agent, input}` → SSE of run events (`X-Run-Id` header)
+ * - `POST /api/chat/approve {runId, callId, decision: "approve"|"deny"}`
+ * - `POST /api/chat/cancel {runId}`
+ * - `GET /api/runs`, `GET /api/runs/:id`, `GET /api/agents`
+ * - `GET /api/inspect` → SSE of inspector wire records (history replayed first)
+ * - `GET /` → the inspector page (no token needed to load it; it asks for one)
+ */
+export async function createServer(options: ServerOptions): Promise<TroupeServer> {
+  const agents = new Map(Object.entries(options.agents));
+  const token = options.token ?? randomBytes(24).toString('base64url');
+  if (token.length < 8 || /\s/.test(token)) throw new Error('token must be at least 8 characters without whitespace');
+  const host = options.host ?? '127.0.0.1';
+  const approvalTimeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
+  if (!(approvalTimeoutMs >= 0)) throw new Error('approvalTimeoutMs must be a non-negative number');
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
+  const maxInputChars = options.maxInputChars ?? 100_000;
+  const maxEvents = options.maxEventsPerRun ?? 10_000;
+  const feed = new InspectionFeed({ mode: options.inspect ?? 'on-demand' });
+  const registry = new RunRegistry(options.maxRuns ?? 200);
+  const streams = new Set<SseStream>();
+  let inspectorClients = 0;
+  let closing = false;
+
+  function startRun(agentName: string, input: string): ServerRun {
+    const source = agents.get(agentName);
+    if (!source) {
+      throw new HttpError(404, 'unknown_agent', `Unknown agent '${agentName}'. Registered agents: ${[...agents.keys()].join(', ') || '(none)'}.`);
+    }
+    let agent: Agent;
+    try {
+      agent = typeof source === 'function' ? source() : source;
+    } catch (error) {
+      throw new HttpError(500, 'agent_factory_failed', `Agent factory for '${agentName}' failed: ${(error as Error)?.message ?? String(error)}`);
+    }
+    const run = new ServerRun({ agentName, agent, input, runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents });
+    registry.add(run);
+    return run;
+  }
+
+  async function handleApi(req: IncomingMessage, res: ServerResponse, pathname: string, url: URL): Promise<void> {
+    const method = req.method ?? 'GET';
+    const route = `${method} ${pathname}`;
+    switch (route) {
+      case 'POST /api/chat': {
+        const body = parseJsonObject(await readBody(req, maxBodyBytes), req, {
+          agent: { type: 'string', nonEmpty: true },
+          input: { type: 'string', maxLength: maxInputChars },
+        });
+        if (closing) throw new HttpError(503, 'closing', 'The server is shutting down.');
+        const run = startRun(body.agent!, body.input!);
+        const sse = new SseStream(res, { 'x-run-id': run.id });
+        streams.add(sse);
+        // Only this subscription ends with the client; the run keeps going server-side.
+        const unsubscribe = run.subscribe({
+          event: (event, index) => sse.send(JSON.stringify(event), { event: event.type, id: index }),
+          end: () => sse.end(),
+        });
+        sse.onClose(() => {
+          unsubscribe();
+          streams.delete(sse);
+        });
+        return;
+      }
+      case 'POST /api/chat/approve': {
+        const body = parseJsonObject(await readBody(req, maxBodyBytes), req, {
+          runId: { type: 'string', nonEmpty: true },
+          callId: { type: 'string', nonEmpty: true },
+          decision: { type: 'enum', values: ['approve', 'deny'] },
+        });
+        const run = registry.get(body.runId!);
+        if (!run) throw new HttpError(404, 'run_not_found', `No run '${body.runId}'.`);
+        const approve = body.decision === 'approve';
+        if (!run.decide(body.callId!, approve)) {
+          throw new HttpError(404, 'approval_not_found', `No approval pending for call '${body.callId}' in run '${body.runId}'.`);
+        }
+        return sendJson(res, 200, { runId: run.id, callId: body.callId, decision: body.decision });
+      }
+      case 'POST /api/chat/cancel': {
+        const body = parseJsonObject(await readBody(req, maxBodyBytes), req, { runId: { type: 'string', nonEmpty: true } });
+        const run = registry.get(body.runId!);
+        if (!run) throw new HttpError(404, 'run_not_found', `No run '${body.runId}'.`);
+        if (run.finished) throw new HttpError(409, 'run_finished', `Run '${run.id}' has already finished (${run.status}).`);
+        run.cancel('cancelled via API');
+        return sendJson(res, 202, { runId: run.id, status: 'cancelling' });
+      }
+      case 'GET /api/runs':
+        return sendJson(res, 200, { runs: registry.list().map((run) => run.summary()) });
+      case 'GET /api/agents':
+        return sendJson(res, 200, { agents: [...agents.keys()] });
+      case 'GET /api/inspect': {
+        const lastId = Number(req.headers['last-event-id'] ?? url.searchParams.get('after') ?? 0);
+        const sse = new SseStream(res);
+        streams.add(sse);
+        inspectorClients++;
+        const unsubscribe = feed.subscribe((record) => sse.send(JSON.stringify(record), { id: record.seq }), {
+          after: Number.isFinite(lastId) && lastId > 0 ? lastId : 0,
+        });
+        sse.onClose(() => {
+          unsubscribe();
+          inspectorClients--;
+          streams.delete(sse);
+        });
+        return;
+      }
+    }
+    const runMatch = RUN_ID.exec(pathname);
+    if (runMatch) {
+      if (method !== 'GET') throw new HttpError(405, 'method_not_allowed', `Method ${method} is not allowed on ${pathname}.`, { allow: 'GET' });
+      let id: string;
+      try {
+        id = decodeURIComponent(runMatch[1]!);
+      } catch {
+        throw new HttpError(400, 'invalid_run_id', 'Run id is not valid URL encoding.');
+      }
+      const run = registry.get(id);
+      if (!run) throw new HttpError(404, 'run_not_found', `No run '${id}'.`);
+      return sendJson(res, 200, { ...run.summary(), droppedEvents: run.droppedEvents, eventLog: run.events });
+    }
+    const allowed = ALLOWED.get(pathname);
+    if (allowed) throw new HttpError(405, 'method_not_allowed', `Method ${method} is not allowed on ${pathname}.`, { allow: allowed });
+    throw new HttpError(404, 'not_found', `No API endpoint ${pathname}.`);
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://localhost');
+    } catch {
+      return sendError(res, new HttpError(400, 'bad_url', 'Malformed request URL.'));
+    }
+    const pathname = url.pathname;
+    try {
+      if (pathname === '/api' || pathname.startsWith('/api/')) {
+        if (!checkBearer(req, token)) {
+          req.resume();
+          throw new HttpError(401, 'unauthorized', 'Missing or invalid bearer token.', { 'www-authenticate': 'Bearer realm="troupe"' });
+        }
+        await handleApi(req, res, pathname, url);
+        return;
+      }
+      if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'method_not_allowed', `Method ${req.method} is not allowed on ${pathname}.`, { allow: 'GET, HEAD' });
+      await serveStatic(pathname, findInspectorDir(options.inspectorDir), res, req.method === 'HEAD');
+    } catch (error) {
+      if (error instanceof HttpError) return sendError(res, error);
+      sendError(res, new HttpError(500, 'internal_error', `Internal server error: ${(error as Error)?.message ?? String(error)}`));
+    }
+  }
+
+  const http = createHttpServer((req, res) => void handle(req, res));
+  // SSE streams are long-lived: no request timeout, but idle keep-alive sockets still close.
+  http.requestTimeout = 0;
+  http.headersTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port ?? 0, host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const address = http.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const baseUrl = `http://${urlHost}:${address.port}`;
+
+  return {
+    url: baseUrl,
+    host: address.address,
+    port: address.port,
+    token,
+    inspectorUrl: `${baseUrl}/#token=${encodeURIComponent(token)}`,
+    feed,
+    http,
+    stats: () => ({
+      runs: registry.list().length,
+      activeRuns: registry.active().length,
+      chatClients: registry.list().reduce((n, run) => n + run.subscriberCount, 0),
+      inspectorClients,
+    }),
+    run: (id) => registry.get(id),
+    async close() {
+      closing = true;
+      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      for (const stream of [...streams]) stream.end();
+      http.closeIdleConnections();
+      const live = registry.active();
+      for (const run of live) run.cancel('server closing');
+      await Promise.race([Promise.all(live.map((run) => run.done)), new Promise((r) => setTimeout(r, 2_000).unref())]);
+      http.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+const ALLOWED = new Map<string, string>([
+  ['/api/chat', 'POST'],
+  ['/api/chat/approve', 'POST'],
+  ['/api/chat/cancel', 'POST'],
+  ['/api/runs', 'GET'],
+  ['/api/agents', 'GET'],
+  ['/api/inspect', 'GET'],
+]);
