@@ -1,3 +1,4 @@
+import { readSse } from '../../src/inspect/sse.js';
 import type { WireRecord } from '../../src/inspect/wire.js';
 
 export class ApiError extends Error {
@@ -104,25 +105,3 @@ async function drain(body: ReadableStream<Uint8Array> | null): Promise<void> {
   }
 }
 
-/** Minimal SSE parser: calls `onData` with each event's data. */
-export async function readSse(body: ReadableStream<Uint8Array>, onData: (data: string) => void): Promise<void> {
-  const reader = body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += decoder.decode(value, { stream: true });
-    let cut: number;
-    while ((cut = buffer.indexOf('\n\n')) >= 0) {
-      const frame = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      const data = frame
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(line.startsWith('data: ') ? 6 : 5))
-        .join('\n');
-      if (data) onData(data);
-    }
-  }
-}

@@ -1,4 +1,5 @@
 import type { RunEvent } from '../types.js';
+import { readSse } from '../inspect/sse.js';
 import { startDemoServer } from '../server/demo.js';
 import type { TroupeServer } from '../server/server.js';
 import { describe, indent } from './demo.js';
@@ -31,7 +32,8 @@ export async function startDemo(options: StartOptions = {}): Promise<TroupeServe
   if (!response.ok || !response.body) throw new Error(`starting the demo run failed: HTTP ${response.status} ${await response.text()}`);
   const runId = response.headers.get('x-run-id') ?? '';
   const timers: NodeJS.Timeout[] = [];
-  for await (const event of sseEvents(response.body)) {
+  await readSse(response.body, (data) => {
+    const event = JSON.parse(data) as RunEvent;
     const line = event.type === 'text_delta' ? undefined : describe(event);
     if (line) out(`${indent(event)}  ${line}`);
     if (event.type === 'approval_required') {
@@ -40,28 +42,8 @@ export async function startDemo(options: StartOptions = {}): Promise<TroupeServe
       timers.push(setTimeout(() => void api('/api/chat/approve', { runId, callId, decision: 'approve' }).then((r) => r.status === 200 && out(`  (approved ${callId} through the API)`)), autoApproveMs));
     }
     if (event.type === 'run_completed' && event.path.length === 1) out(`\noutput: ${event.output}`);
-  }
+  });
   timers.forEach(clearTimeout);
   out(`\nthe server keeps running (inspector: ${server.inspectorUrl}); press Ctrl+C to stop.`);
   return server;
-}
-
-/** Parses a server-sent event stream of JSON run events. */
-async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<RunEvent> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = block
-        .split('\n')
-        .filter((l) => l.startsWith('data: '))
-        .map((l) => l.slice(6))
-        .join('\n');
-      if (data) yield JSON.parse(data) as RunEvent;
-    }
-  }
 }
