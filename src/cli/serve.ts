@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { InspectMode } from '../inspect/feed.js';
 import { banner, startDemoServer } from '../server/demo.js';
+import { SqliteCheckpointStore } from '../store/sqlite-checkpoint-store.js';
 import { createServer, type AgentSource, type TroupeServer } from '../server/server.js';
 
 export const SERVE_USAGE = `usage: troupe serve [options]
@@ -17,6 +18,7 @@ options:
   --token <token>          bearer token (default: $TROUPE_TOKEN, else a random one, printed)
   --approval-timeout <ms>  auto-deny undecided approvals after this long (default 300000)
   --inspect <mode>         on-demand | always | off (default: always for the demo, on-demand otherwise)
+  --db <file>              SQLite file the runs are checkpointed to (default .troupe/troupe.sqlite; "off" keeps none)
 `;
 
 /**
@@ -34,6 +36,7 @@ export async function serve(argv: readonly string[], out: (line: string) => void
       token: { type: 'string' },
       'approval-timeout': { type: 'string' },
       inspect: { type: 'string' },
+      db: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -45,13 +48,16 @@ export async function serve(argv: readonly string[], out: (line: string) => void
   const inspect = values.inspect as InspectMode | undefined;
   if (inspect !== undefined && !['on-demand', 'always', 'off'].includes(inspect)) throw new Error(`--inspect must be on-demand, always or off.\n\n${SERVE_USAGE}`);
   const token = values.token ?? process.env.TROUPE_TOKEN ?? undefined;
+  const db = values.db ?? '.troupe/troupe.sqlite';
   const common = {
+    ...(db === 'off' ? {} : { checkpointStore: new SqliteCheckpointStore(db) }),
     port,
     ...(values.host !== undefined ? { host: values.host } : {}),
     ...(token ? { token } : {}),
     ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
     ...(inspect ? { inspect } : {}),
   };
+  if (db !== 'off') out(`  runs are checkpointed to ${resolve(db)}`);
   if (values.agents === undefined) return startDemoServer({ ...common, out });
   const agents = await loadAgents(values.agents);
   const server = await createServer({ ...common, agents });

@@ -5,6 +5,7 @@ import { errorToWire, sanitize } from '../inspect/sanitize.js';
 import type { ApprovalState, RunStatusWire, WireError, WireRunEvent } from '../inspect/wire.js';
 import { Runner, type RunHandle } from '../runtime/runner.js';
 import type { RunOptions } from '../runtime/run-core.js';
+import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { ApprovalRequiredEvent, RunEvent, Usage } from '../types.js';
 import { RUN_EVENT_LIMITS, feedRunEvent, serializeRunEvent } from './serialize.js';
 
@@ -54,6 +55,8 @@ export interface RunStartParams {
   readonly feed: InspectionFeed;
   /** Events kept per run for GET /api/runs/:id and late chat subscribers. */
   readonly maxEvents: number;
+  /** When set, the run's log is checkpointed here under its run id. */
+  readonly checkpointStore?: CheckpointStore;
 }
 
 /** How often a held approval checks whether something else decided it (cancel, abort). */
@@ -102,7 +105,12 @@ export class ServerRun {
     this.maxEvents = params.maxEvents;
     const inspect = this.feed.observerFor(this.id);
     this.publishRun(inspect !== undefined);
-    const options: RunOptions = { ...params.runOptions, runId: this.id, ...(inspect ? { inspect } : {}) };
+    const options: RunOptions = {
+      ...params.runOptions,
+      runId: this.id,
+      ...(inspect ? { inspect } : {}),
+      ...(params.checkpointStore ? { checkpoint: { store: params.checkpointStore, runId: this.id } } : {}),
+    };
     this.handle = Runner.stream(params.agent, params.input, options);
     this.feed.track(this.id, this.handle.actor);
     this.done = this.consume();

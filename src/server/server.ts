@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Agent } from '../agent.js';
 import { InspectionFeed, type InspectMode } from '../inspect/feed.js';
 import type { RunOptions } from '../runtime/run-core.js';
+import type { CheckpointStore } from '../store/checkpoint-store.js';
 import { HttpError, SseStream, checkBearer, parseJsonObject, readBody, sendError, sendJson } from './http.js';
 import { RunRegistry, ServerRun } from './runs.js';
 import { findInspectorDir, serveStatic } from './static.js';
@@ -28,6 +29,8 @@ export interface ServerOptions {
   /** When XState inspection is attached to runs. Default `on-demand` (only while an inspector is connected). */
   readonly inspect?: InspectMode;
   readonly runOptions?: ServerRunOptions;
+  /** Durable run logs: every run started through the server is checkpointed here under its run id (e.g. a SqliteCheckpointStore). */
+  readonly checkpointStore?: CheckpointStore;
   /** Finished runs kept for GET /api/runs (default 200). */
   readonly maxRuns?: number;
   /** Events kept per run (default 10,000; text deltas are dropped first). */
@@ -105,7 +108,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
     } catch (error) {
       throw new HttpError(500, 'agent_factory_failed', `Agent factory for '${agentName}' failed: ${(error as Error)?.message ?? String(error)}`);
     }
-    const run = new ServerRun({ agentName, agent, input, runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents });
+    const run = new ServerRun({ agentName, agent, input, runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, ...(options.checkpointStore ? { checkpointStore: options.checkpointStore } : {}) });
     registry.add(run);
     return run;
   }

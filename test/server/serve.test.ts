@@ -1,12 +1,38 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { serve } from '../../src/cli/serve.js';
-import { call } from './helpers.js';
+import { SqliteCheckpointStore } from '../../src/index.js';
+import { call, openSse } from './helpers.js';
 
 describe('troupe serve', () => {
+  it('checkpoints every run to the SQLite file given by --db', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-serve-'));
+    const db = join(dir, 'runs.sqlite');
+    const lines: string[] = [];
+    const path = fileURLToPath(new URL('./fixtures/agents-module.ts', import.meta.url));
+    const server = await serve(['--port', '0', '--agents', path, '--db', db], (line) => lines.push(line));
+    try {
+      expect(lines[0]).toBe(`  runs are checkpointed to ${db}`);
+      const sse = await openSse(server, 'POST', '/api/chat', { body: { agent: 'calc', input: 'add' } });
+      await sse.all();
+      const runId = (await call(server, 'GET', '/api/runs')).json.runs[0].runId as string;
+      const store = new SqliteCheckpointStore(db);
+      const saved = store.load(runId)!;
+      store.close();
+      expect(saved.head).toMatchObject({ agent: 'calc', status: 'completed', output: 'done' });
+      expect(saved.entries.map((e) => e.kind)).toEqual(['input', 'reply', 'result', 'result', 'turn_end', 'reply', 'turn_end']);
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('serves the demo by default and prints the URL, the inspector URL with the token, and the token', async () => {
     const lines: string[] = [];
-    const server = await serve(['--port', '0', '--token', 'serve-test-token'], (line) => lines.push(line));
+    const server = await serve(['--port', '0', '--token', 'serve-test-token', '--db', 'off'], (line) => lines.push(line));
     try {
       const text = lines.join('\n');
       expect(text).toContain(`troupe server listening on ${server.url}`);
@@ -24,7 +50,7 @@ describe('troupe serve', () => {
     const path = fileURLToPath(new URL('./fixtures/agents-module.ts', import.meta.url));
     const saved = process.env.TROUPE_TOKEN;
     delete process.env.TROUPE_TOKEN;
-    const server = await serve(['--port', '0', '--agents', path, '--inspect', 'off'], (line) => lines.push(line));
+    const server = await serve(['--port', '0', '--agents', path, '--inspect', 'off', '--db', 'off'], (line) => lines.push(line));
     try {
       expect(server.token).toMatch(/^[\w-]{32}$/);
       expect(lines.join('\n')).toContain(`token:     ${server.token}`);
