@@ -24,24 +24,9 @@ const NO_SUMMARY: readonly Summarizer[] = [];
 export function sanitize(value: unknown, limits: SanitizeLimits = INSPECT_LIMITS, summarizers: readonly Summarizer[] = NO_SUMMARY): unknown {
   const seen = new WeakSet<object>();
   const walk = (v: unknown, depth: number): unknown => {
-    switch (typeof v) {
-      case 'string':
-        return truncateString(v, limits.maxString);
-      case 'number':
-        return Number.isFinite(v) ? v : String(v);
-      case 'boolean':
-        return v;
-      case 'bigint':
-        return `${v}n`;
-      case 'undefined':
-      case 'function':
-      case 'symbol':
-        return undefined;
-    }
-    if (v === null) return null;
+    const simple = leafToJson(v, limits.maxString);
+    if (simple !== CONTAINER) return simple;
     const obj = v as object;
-    if (isActorRef(obj)) return { $actor: obj.sessionId, id: obj.id };
-    if (obj instanceof Error) return errorToWire(obj);
     if (seen.has(obj)) return '[circular]';
     if (depth >= limits.maxDepth) return '[…]';
     for (const summarize of summarizers) {
@@ -86,6 +71,34 @@ export function sanitize(value: unknown, limits: SanitizeLimits = INSPECT_LIMITS
   return walk(value, 0);
 }
 
+const CONTAINER = Symbol('container');
+
+/**
+ * The JSON for values both walkers treat alike: primitives (strings cut to `maxString`),
+ * null, actor refs and errors. Other objects return CONTAINER, for the walker to enter.
+ */
+function leafToJson(v: unknown, maxString: number): unknown {
+  switch (typeof v) {
+    case 'string':
+      return truncateString(v, maxString);
+    case 'number':
+      return Number.isFinite(v) ? v : String(v);
+    case 'boolean':
+      return v;
+    case 'bigint':
+      return `${v}n`;
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return undefined;
+  }
+  if (v === null) return null;
+  const obj = v as object;
+  if (isActorRef(obj)) return { $actor: obj.sessionId, id: obj.id };
+  if (obj instanceof Error) return errorToWire(obj);
+  return CONTAINER;
+}
+
 /**
  * Full-fidelity JSON conversion for API responses (the chat stream): no truncation, but
  * functions and symbols dropped, errors as `{ name, code, message }`, bigints as strings,
@@ -94,23 +107,9 @@ export function sanitize(value: unknown, limits: SanitizeLimits = INSPECT_LIMITS
 export function toJsonSafe(value: unknown): unknown {
   const stack = new Set<object>();
   const walk = (v: unknown): unknown => {
-    switch (typeof v) {
-      case 'string':
-      case 'boolean':
-        return v;
-      case 'number':
-        return Number.isFinite(v) ? v : String(v);
-      case 'bigint':
-        return `${v}n`;
-      case 'undefined':
-      case 'function':
-      case 'symbol':
-        return undefined;
-    }
-    if (v === null) return null;
+    const simple = leafToJson(v, Infinity);
+    if (simple !== CONTAINER) return simple;
     const obj = v as object;
-    if (isActorRef(obj)) return { $actor: obj.sessionId, id: obj.id };
-    if (obj instanceof Error) return errorToWire(obj);
     if (stack.has(obj)) return '[circular]';
     if (typeof (obj as { toJSON?: unknown }).toJSON === 'function') {
       try {
