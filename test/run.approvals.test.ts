@@ -233,3 +233,26 @@ describe('"ask" approvals when the consumer leaves', () => {
     expect(ran).toEqual([]);
   });
 });
+
+describe('handle.approvals.settled', () => {
+  it('resolves with the decision, whoever makes it, and undefined for a call that is not waiting', async () => {
+    const ran: string[] = [];
+    const handle = Runner.stream(new Agent({ name: 's', model: refundScript(), tools: [refundTool(ran)], approvalHandler: () => 'ask' }), 'refund');
+    const reading = collect(handle);
+    await flush();
+    expect(await handle.approvals.settled('nope')).toBeUndefined();
+    const decision = handle.approvals.settled('big');
+    handle.approvals.approve('big');
+    expect(await decision).toBe(true);
+    await reading;
+    expect(ran).toEqual(['small', 'big']);
+
+    const second = Runner.stream(new Agent({ name: 's', model: refundScript(), tools: [refundTool([])], approvalHandler: () => 'ask' }), 'refund');
+    const reading2 = collect(second);
+    await flush();
+    const cancelled = second.approvals.settled('big');
+    second.cancel('bye');
+    expect(await cancelled).toBe(false);
+    await reading2;
+  });
+});

@@ -19,6 +19,7 @@ interface PendingApproval {
  */
 export class ApprovalDesk {
   private readonly pending = new Map<string, PendingApproval>();
+  private readonly watchers = new Map<string, Array<(approved: boolean) => void>>();
   private consumerGone = false;
 
   /** Opens a request; the promise resolves true only on an explicit allow. */
@@ -30,6 +31,9 @@ export class ApprovalDesk {
         if (timer) clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
         resolve(approved);
+        const watchers = this.watchers.get(request.call.id);
+        this.watchers.delete(request.call.id);
+        for (const watch of watchers ?? []) watch(approved);
       };
       const onAbort = (): void => finish(false);
       this.pending.set(request.call.id, { request, ctx, handler, handlerAsked: false, leftToConsumer: false, resolve: finish });
@@ -52,6 +56,16 @@ export class ApprovalDesk {
     const entries = [...this.pending.values()];
     for (const entry of entries) entry.resolve(approved);
     return entries.length;
+  }
+
+  /** Resolves with the decision once the waiting call is decided, by anyone; undefined when nothing waits. */
+  settled(callId: string): Promise<boolean | undefined> {
+    if (!this.pending.has(callId)) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      const list = this.watchers.get(callId) ?? [];
+      list.push(resolve);
+      this.watchers.set(callId, list);
+    });
   }
 
   waitingCallIds(): string[] {

@@ -19,6 +19,11 @@ export interface ApprovalControls {
   release(decision: boolean): number;
   /** Call ids waiting for a decision. */
   pending(): string[];
+  /**
+   * Resolves with the decision (true = approved) once `callId` is decided by anyone: the
+   * consumer, the handler, a timeout or a cancel. Undefined when that call is not waiting.
+   */
+  settled(callId: string): Promise<boolean | undefined>;
 }
 
 export { getRunMachine } from './run-machine.js';
@@ -50,6 +55,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
       reject: (callId) => desk.decide(callId, false),
       release: (decision) => desk.release(decision),
       pending: () => desk.waitingCallIds(),
+      settled: (callId) => desk.settled(callId),
     };
     this.run = launchRun({
       agent,

@@ -59,9 +59,6 @@ export interface RunStartParams {
   readonly checkpointStore?: CheckpointStore;
 }
 
-/** How often a held approval checks whether something else decided it (cancel, abort). */
-const HOLD_POLL_MS = 25;
-
 /**
  * One run started through the server. A server-side consumer reads every event, whether or
  * not an HTTP client is still attached, so a disconnect never stops or leaks the run.
@@ -244,19 +241,16 @@ export class ServerRun {
             if (this.handle.approvals.reject(callId)) finish('timed_out');
           }, this.approvalTimeoutMs)
         : undefined;
-      // Cancellation, an aborted sub-run or a runtime timeout decide without us: notice it.
-      const poll = setInterval(() => {
-        if (!this.handle.approvals.pending().includes(callId)) finish('cancelled');
-      }, HOLD_POLL_MS);
       const finish = (result: ApprovalState): void => {
         if (settled) return;
         settled = true;
         if (timer) clearTimeout(timer);
-        clearInterval(poll);
         this.holds.delete(callId);
         resolve(result);
       };
       this.holds.set(callId, { ...view, resolve: finish });
+      // Cancellation, an aborted sub-run or a runtime timeout decide without us: notice it.
+      void this.handle.approvals.settled(callId).then(() => finish('cancelled'));
     });
     this.publishApproval(view, state);
   }
