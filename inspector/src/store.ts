@@ -75,16 +75,8 @@ export interface Band {
   end: number | undefined;
 }
 
-export interface PendingApproval {
-  readonly run: string;
-  readonly runId: string;
-  readonly callId: string;
-  readonly tool: string;
-  readonly args: unknown;
-  readonly path: readonly string[];
-  readonly since: number;
-  readonly deadline: number | undefined;
-}
+/** A waiting approval as the page shows it: the wire record without its bookkeeping fields. */
+export type PendingApproval = Pick<ApprovalRecord, 'run' | 'runId' | 'callId' | 'tool' | 'args' | 'path' | 'since' | 'deadline'>;
 
 const BARRIER = 'run.turn.executing.barrier';
 
@@ -243,7 +235,8 @@ export class Store {
     lane.approvalStart = Math.min(lane.approvalStart ?? Infinity, record.since);
     lane.approvalState = record.state;
     if (record.state === 'pending') {
-      this.approvals.set(key, { run: record.run, runId: record.runId, callId: record.callId, tool: record.tool, args: record.args, path: record.path, since: record.since, deadline: record.deadline });
+      const { run, runId, callId, tool, args, path, since, deadline } = record;
+      this.approvals.set(key, { run, runId, callId, tool, args, path, since, deadline });
     } else {
       this.approvals.delete(key);
       lane.approvalEnd ??= record.ts;

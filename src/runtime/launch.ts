@@ -36,7 +36,6 @@ export interface LaunchedRun {
   readonly actor: AnyActorRef;
   /** Settles with the run; never rejects unobserved. */
   readonly done: Promise<RunResult>;
-  readonly finished: () => boolean;
   cancel(reason: string): void;
 }
 
@@ -94,7 +93,7 @@ export function launchRun(params: LaunchParams): LaunchedRun {
   }
   actor.start();
   actor.send({ type: 'START' });
-  return { core, actor, done, finished: () => finished, cancel };
+  return { core, actor, done, cancel };
 }
 
 function abortReason(signal: AbortSignal): string {

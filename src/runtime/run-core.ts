@@ -116,7 +116,6 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   private readonly slotById = new Map<string, CallSlot>();
   private cursor = 0;
   private sequentialBatch = false;
-  private lastApproval = false;
   private claimedHandoff: string | undefined;
   private pendingHandoff: { target: Agent<Deps>; inputFilter: HandoffInputFilter | undefined } | undefined;
   private finalReply = false;
@@ -455,7 +454,6 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
   }
 
   applyApproval(approved: boolean): void {
-    this.lastApproval = approved;
     const slot = this.slots[this.cursor]!;
     this.halt = 'done';
     if (approved) {
@@ -467,9 +465,6 @@ export class RunCore<Deps = any> implements ExecutorHost, CallContextHost<Deps> 
     }
   }
 
-  get approved(): boolean {
-    return this.lastApproval;
-  }
 
   /** The barrier call, once nothing else is in flight. */
   dispatchAlone(): void {

@@ -99,15 +99,20 @@ export class SseClient {
     while (!predicate(this.frames)) {
       if (this.ended) throw new Error(`stream ended before the condition held; got ${this.frames.length} frames`);
       if (Date.now() > deadline) throw new Error(`timed out; got ${this.frames.length} frames: ${this.frames.map((f) => f.event ?? JSON.parse(f.data).kind).join(', ')}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 50);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await this.nextChange();
     }
     return this.frames;
+  }
+
+  /** Resolves on the next frame or end of stream, or after 50 ms (so deadlines are checked). */
+  private nextChange(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 50);
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Reads to the end of the stream. */
@@ -115,13 +120,7 @@ export class SseClient {
     const deadline = Date.now() + timeoutMs;
     while (!this.ended) {
       if (Date.now() > deadline) throw new Error('stream did not end');
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 50);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await this.nextChange();
     }
     return this.frames;
   }
