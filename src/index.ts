@@ -19,7 +19,8 @@ export type { RunContext, Mailbox } from './tools/context.js';
 export type { Model, ModelRequest, ModelSettings, ModelStreamPart } from './models/model.js';
 export { ScriptedModel, text, call, batch, type ScriptStep, type RecordedRequest } from './models/scripted.js';
 export { Runner, RunHandle, getRunMachine, type RunResult, type ApprovalControls } from './runtime/runner.js';
-export type { RunOptions, InspectionObserver } from './runtime/run-core.js';
+export type { PendingApproval, ApprovalTarget } from './runtime/approvals.js';
+export type { RunOptions, InspectionObserver } from './runtime/run-options.js';
 export {
   MemoryCheckpointStore,
   type CheckpointStore,
@@ -66,5 +67,5 @@ export { startDemoServer } from './server/demo.js';
 export { InspectionFeed } from './inspect/feed.js';
 export { handoff, type HandoffOptions } from './handoff/handoff.js';
 export { agentAsTool, type AgentToolOptions } from './handoff/agent-tool.js';
-export type { HandoffInputFilter } from './runtime/run-core.js';
+export type { HandoffInputFilter } from './runtime/run-state.js';
 export type * from './types.js';

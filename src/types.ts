@@ -84,10 +84,14 @@ export interface MessageCompletedEvent extends EventBase {
 }
 export interface ApprovalRequiredEvent extends ToolEventBase {
   readonly type: 'approval_required';
+  /** Unique in the run tree; decide with `handle.approvals.approve(approvalId)`. `runId` is the run that waits. */
+  readonly approvalId: string;
   /** Parsed, validated arguments the tool would receive. */
   readonly args: unknown;
+  /** Decides this call (and only this one). A decision after the call was decided otherwise does nothing. */
   approve(): void;
-  reject(): void;
+  /** Denies this call; the model sees `reason` in the call's error result. */
+  reject(reason?: string): void;
 }
 export interface ToolCallStartedEvent extends ToolEventBase { readonly type: 'tool_call_started' }
 export interface ToolCallProgressEvent extends ToolEventBase { readonly type: 'tool_call_progress'; readonly progress: unknown }

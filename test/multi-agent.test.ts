@@ -139,7 +139,7 @@ describe('agents as tools', () => {
     ]);
     const a1 = completed(events).find((e) => e.call.id === 'a1')!;
     expect(a1.output).toBe('Otters hold hands.');
-    expect(a1.details).toMatchObject({ runId: expect.stringMatching(/\/a1$/), agent: 'Research', turns: 2 });
+    expect(a1.details).toMatchObject({ runId: `${events[0]!.runId}/1.0`, agent: 'Research', turns: 2 });
     expect((research.model as ScriptedModel).requests[0]!.messages).toEqual([{ role: 'user', content: 'otters?' }]);
     // The child's usage folds into the parent's.
     expect((await handle.result()).usage).toEqual({ inputTokens: 46, outputTokens: 14, totalTokens: 60, requests: 4 });
@@ -249,7 +249,7 @@ describe('agents as tools', () => {
     const h2 = Runner.stream(new Agent({ name: 'Lead', model: new ScriptedModel([call('ask_research', { input: 'go' }, 'a1'), text('ok')]), tools: [new Agent({ name: 'Research', model: new ScriptedModel([call('gated', {}, 'g2'), text('child ok')]), tools: [gated], approvalHandler: () => 'ask' }).asTool()] }), 'q');
     const reading = collect(h2);
     await flush();
-    expect(h2.approvals.pending()).toEqual(['g2']);
+    expect(h2.approvals.pending().map((p) => [p.callId, p.runId])).toEqual([['g2', `${h2.runId}/1.0`]]);
     expect(h2.approvals.approve('g2')).toBe(true);
     await reading;
     expect(ran).toEqual(['g1', 'g2']);
@@ -298,7 +298,8 @@ describe('agents as tools', () => {
     const reading = collect(handle);
     await flush();
     // run → executor (+ model turn) → tool call → sub-run → its executor (+ model turn) → its tool call
-    expect(edges).toEqual(['root < (root)', 'tools < root', 'model < root', 'a1 < tools', 'root/a1 < a1', 'tools < root/a1', 'model < root/a1', 'w1 < tools']);
+    // Tool-call actors are keyed <turn>.<index> (model call ids may repeat); sub-runs <parent>/<turn>.<index>.
+    expect(edges).toEqual(['root < (root)', 'tools < root', 'model < root', '1.0 < tools', 'root/1.0 < 1.0', 'tools < root/1.0', 'model < root/1.0', '1.0 < tools']);
     gate.resolve('x');
     await reading;
   });

@@ -115,11 +115,11 @@ describe('a run', () => {
     const model = {
       name: 'bad-parts',
       async *stream() {
-        yield { type: 'tool_call' as const, call: { id: '', name: 'add', arguments: '{}' } };
+        yield { type: 'tool_call' as const, call: { id: 'c1', name: 'add', arguments: { a: 1 } as unknown as string } };
       },
     };
     await expect(Runner.run(new Agent({ name: 'a', model, tools: [add] }), 'q')).rejects.toThrow(
-      'Malformed tool call #1 from the model: {"id":"","name":"add","arguments":"{}"}',
+      'Malformed tool call #1 from the model: {"id":"c1","name":"add","arguments":{"a":1}}',
     );
   });
 
@@ -143,10 +143,35 @@ describe('a run', () => {
 });
 
 describe('malformed model output', () => {
-  it('fails with a ModelError when a reply repeats a tool call id', async () => {
-    const model = new ScriptedModel([{ text: '', calls: [{ id: 'x', name: 'add', arguments: '{}' }, { id: 'x', name: 'add', arguments: '{}' }] }]);
-    await expect(Runner.run(new Agent({ name: 'a', model, tools: [add] }), 'q')).rejects.toThrow(
-      "The model sent tool call id 'x' twice in one reply; results could not be paired with calls.",
-    );
+  it('gives each occurrence of a repeated call id exactly one result, paired by occurrence', async () => {
+    const echo = tool({ name: 'echo', description: 'd', parameters: z.object({ v: z.string() }), execute: ({ v }) => `got ${v}` });
+    const model = new ScriptedModel([
+      { text: '', calls: [{ id: 'x', name: 'echo', arguments: '{"v":"one"}' }, { id: 'x', name: 'echo', arguments: '{"v":"two"}' }, { id: 'x', name: 'nope', arguments: '{}' }] },
+      text('done'),
+    ]);
+    const events = await collect(Runner.stream(new Agent({ name: 'a', model, tools: [echo] }), 'q'));
+    const done = events.filter((e) => e.type === 'tool_call_completed');
+    expect(done.map((e) => [e.call.id, e.call.arguments, e.output])).toEqual([
+      ['x', '{}', "Tool error: unknown tool 'nope'. Available tools: echo."],
+      ['x', '{"v":"one"}', 'got one'],
+      ['x', '{"v":"two"}', 'got two'],
+    ]);
+    expect(events.at(-1)!.type).toBe('run_completed');
+    // The model sees one result per occurrence, in completion order, each with the model's id.
+    expect(model.requests[1]!.messages.filter((m) => m.role === 'tool').map((m) => [m.role === 'tool' && m.callId, m.content])).toEqual([
+      ['x', "Tool error: unknown tool 'nope'. Available tools: echo."],
+      ['x', 'got one'],
+      ['x', 'got two'],
+    ]);
+  });
+
+  it('replaces an empty call id with a generated one', async () => {
+    const model = new ScriptedModel([{ text: '', calls: [{ id: '', name: 'add', arguments: '{"a":1,"b":2}' }] }, text('done')]);
+    const events = await collect(Runner.stream(new Agent({ name: 'a', model, tools: [add] }), 'q'));
+    const ids = events.filter((e) => e.type === 'tool_call_started' || e.type === 'tool_call_completed').map((e) => ('call' in e ? e.call.id : ''));
+    expect(ids).toHaveLength(2);
+    expect(ids[0]).toMatch(/^call_[A-Za-z0-9_-]{12}$/);
+    expect(ids[1]).toBe(ids[0]);
+    expect(events.at(-1)!.type).toBe('run_completed');
   });
 });

@@ -30,8 +30,9 @@ export class Api {
     return this.json('GET', 'api/agents');
   }
 
-  decide(runId: string, callId: string, decision: 'approve' | 'deny'): Promise<unknown> {
-    return this.json('POST', 'api/chat/approve', { runId, callId, decision });
+  /** Decides one waiting call by its approval id (call ids are not unique across sub-runs). */
+  decide(runId: string, approvalId: string, decision: 'approve' | 'deny'): Promise<unknown> {
+    return this.json('POST', 'api/chat/approve', { runId, approvalId, decision });
   }
 
   cancel(runId: string): Promise<unknown> {

@@ -183,7 +183,7 @@ function renderApprovals(now: number): void {
   }
   const existing = new Map([...ui.approvals.querySelectorAll<HTMLLIElement>('li[data-key]')].map((li) => [li.dataset.key!, li]));
   const items = pending.map((approval) => {
-    const key = `${approval.runId}|${approval.callId}`;
+    const key = approval.approvalId;
     let li = existing.get(key);
     if (!li) {
       const approve = h('button', { class: 'approve', type: 'button' }, 'Approve');
@@ -192,8 +192,8 @@ function renderApprovals(now: number): void {
         deciding.add(key);
         approve.disabled = deny.disabled = true;
         try {
-          await api.decide(approval.run, approval.callId, decision);
-          notice(`${decision === 'approve' ? 'Approved' : 'Denied'} ${approval.tool} (${approval.callId}).`);
+          await api.decide(approval.run, approval.approvalId, decision);
+          notice(`${decision === 'approve' ? 'Approved' : 'Denied'} ${approval.tool} (${approval.callId} in ${approval.runId}).`);
         } catch (error) {
           notice(error instanceof ApiError ? error.message : String(error), 'error');
           approve.disabled = deny.disabled = false;
@@ -205,9 +205,11 @@ function renderApprovals(now: number): void {
       deny.addEventListener('click', () => void decide('deny'));
       li = h(
         'li',
-        { class: 'approval', 'data-key': key, 'data-call-id': approval.callId, 'data-run-id': approval.runId },
+        { class: 'approval', 'data-key': key, 'data-approval-id': approval.approvalId, 'data-call-id': approval.callId, 'data-run-id': approval.runId },
         h('div', { class: 'approval-title' }, h('strong', {}, approval.tool), ' ', h('code', {}, short(approval.args, 160))),
+        // Which run waits and who asked: two sub-runs may wait on the same call id.
         h('div', { class: 'approval-path muted' }, `${approval.path.join(' › ')} · ${approval.callId}`),
+        h('div', { class: 'approval-run muted' }, `run ${approval.runId}`),
         h('div', { class: 'approval-wait muted' }),
         h('div', { class: 'approval-buttons' }, approve, deny),
       );

@@ -22,6 +22,8 @@ export interface ActorInfo {
   readonly runId: string | undefined;
   readonly src: string | undefined;
   readonly createdTs: number;
+  /** Found already running when the feed attached (its start time is unknown). */
+  readonly bootstrap: boolean;
   readonly children: string[];
   status: WireStatus;
   endedTs: number | undefined;
@@ -76,7 +78,7 @@ export interface Band {
 }
 
 /** A waiting approval as the page shows it: the wire record without its bookkeeping fields. */
-export type PendingApproval = Pick<ApprovalRecord, 'run' | 'runId' | 'callId' | 'tool' | 'args' | 'path' | 'since' | 'deadline'>;
+export type PendingApproval = Pick<ApprovalRecord, 'run' | 'approvalId' | 'runId' | 'callId' | 'tool' | 'args' | 'path' | 'since' | 'deadline'>;
 
 const BARRIER = 'run.turn.executing.barrier';
 
@@ -92,6 +94,8 @@ export class Store {
   private laneOrder = 0;
   /** Run machine session id → run id, for bands. */
   private readonly runBySession = new Map<string, string>();
+  /** Tool-call actors already joined to their lane. */
+  private readonly lanedActors = new Set<string>();
 
   apply(record: WireRecord): void {
     if (record.kind !== 'sync' && record.seq <= this.lastSeq) return; // replay overlap after a reconnect
@@ -127,6 +131,7 @@ export class Store {
           runId: record.runId,
           src: record.src,
           createdTs: record.ts,
+          bootstrap: record.bootstrap === true,
           children: [],
           status: 'active',
           endedTs: undefined,
@@ -138,7 +143,7 @@ export class Store {
         if (record.parentSessionId) this.actors.get(record.parentSessionId)?.children.push(record.sessionId);
         this.run(record.run).actors.push(record.sessionId);
         if (record.logic === 'run' && record.runId) this.runBySession.set(record.sessionId, record.runId);
-        if (record.logic === 'toolCall') this.laneFromActor(info, record.ts, record.bootstrap === true);
+        // A tool-call actor's lane is joined once its snapshot names the call (see laneFromActor).
         return;
       }
       case 'snapshot': {
@@ -146,6 +151,7 @@ export class Store {
         if (!actor) return;
         actor.status = record.status;
         if (record.context !== undefined) actor.context = record.context;
+        if (actor.logic === 'toolCall' && !this.lanedActors.has(actor.sessionId)) this.laneFromActor(actor);
         if (record.active) this.setActive(actor, record.active, record.ts);
         if (record.status !== 'active' && actor.endedTs === undefined) {
           actor.endedTs = record.ts;
@@ -229,14 +235,15 @@ export class Store {
   }
 
   private approval(record: ApprovalRecord): void {
-    const key = `${record.runId}|${record.callId}`;
+    // By approval id: call ids repeat across sub-runs.
+    const key = record.approvalId;
     const lane = this.lane(record.run, record.runId, record.callId, record.tool);
     lane.path = record.path;
     lane.approvalStart = Math.min(lane.approvalStart ?? Infinity, record.since);
     lane.approvalState = record.state;
     if (record.state === 'pending') {
-      const { run, runId, callId, tool, args, path, since, deadline } = record;
-      this.approvals.set(key, { run, runId, callId, tool, args, path, since, deadline });
+      const { run, approvalId, runId, callId, tool, args, path, since, deadline } = record;
+      this.approvals.set(key, { run, approvalId, runId, callId, tool, args, path, since, deadline });
     } else {
       this.approvals.delete(key);
       lane.approvalEnd ??= record.ts;
@@ -265,18 +272,26 @@ export class Store {
     return runActor?.runId;
   }
 
-  private laneFromActor(actor: ActorInfo, ts: number, bootstrap: boolean): void {
+  /**
+   * Joins a tool-call actor to the lane of its call (the lane run events use), keyed by the
+   * model's call id from the actor's context: actor ids are `<turn>.<index>`, not call ids.
+   */
+  private laneFromActor(actor: ActorInfo): void {
     const runId = this.runIdOfCallActor(actor);
-    if (!runId) return;
+    const callId = callIdOf(actor);
+    if (!runId || callId === undefined) return;
+    this.lanedActors.add(actor.sessionId);
     const tool = (actor.context as { tool?: string } | undefined)?.tool ?? '';
-    const lane = this.lane(actor.run, runId, actor.actorId, tool);
-    if (!bootstrap && (lane.start === undefined || ts < lane.start)) lane.start = ts;
+    const lane = this.lane(actor.run, runId, callId, tool);
+    const ts = actor.createdTs;
+    if (!actor.bootstrap && (lane.start === undefined || ts < lane.start)) lane.start = ts;
     lane.alone ||= this.inBand(runId, 'runningAlone', ts);
   }
 
   private laneForActor(actor: ActorInfo): Lane | undefined {
     const runId = this.runIdOfCallActor(actor);
-    return runId ? this.lanes.get(`${runId}|${actor.actorId}`) : undefined;
+    const callId = callIdOf(actor);
+    return runId && callId !== undefined ? this.lanes.get(`${runId}|${callId}`) : undefined;
   }
 
   private inBand(runId: string, kind: Band['kind'], ts: number): boolean {
@@ -287,4 +302,10 @@ export class Store {
   runActors(run: string): ActorInfo[] {
     return (this.runs.get(run)?.actors ?? []).map((id) => this.actors.get(id)!).filter((a) => a && a.logic === 'run');
   }
+}
+
+/** The model's call id of a tool-call actor (from its context), once a snapshot brought it. */
+export function callIdOf(actor: ActorInfo): string | undefined {
+  const callId = (actor.context as { callId?: unknown } | undefined)?.callId;
+  return typeof callId === 'string' ? callId : undefined;
 }

@@ -1,5 +1,5 @@
 import { h } from './dom.js';
-import type { ActorInfo, Store } from './store.js';
+import { callIdOf, type ActorInfo, type Store } from './store.js';
 
 const ICON: Record<string, string> = { run: '▣', machine: '▣', executor: '⚙', toolCall: 'ƒ', promise: '◦', other: '·' };
 
@@ -35,9 +35,13 @@ function node(actor: ActorInfo, store: Store, selected: string | undefined, onSe
     const core = (ctx.run ?? {}) as { agent?: string; turn?: number };
     detail = [core.agent, core.turn ? `turn ${core.turn}` : undefined, actor.active.at(-1)?.replace(/^run\./, '')].filter(Boolean).join(' · ');
   } else if (actor.logic === 'executor') {
-    detail = `${String(ctx.inFlight ?? 0)} in flight`;
+    // The executor keeps no state of its own; its run's summary counts the calls in flight.
+    const run = actor.parent ? store.actors.get(actor.parent) : undefined;
+    const inFlight = ((run?.context ?? {}) as { run?: { inFlight?: number } }).run?.inFlight;
+    detail = inFlight !== undefined ? `${inFlight} in flight` : '';
   } else if (actor.logic === 'toolCall') {
-    detail = String(ctx.tool ?? '');
+    // Actor ids are `<turn>.<index>`; the model's call id says which call it is.
+    detail = [ctx.tool, callIdOf(actor)].filter((part) => typeof part === 'string' && part !== '').join(' · ');
   } else if (actor.src) {
     detail = actor.src;
   }
@@ -53,6 +57,7 @@ function node(actor: ActorInfo, store: Store, selected: string | undefined, onSe
     class: `actor ${actor.logic}${actor.sessionId === selected ? ' selected' : ''}`,
     'data-session': actor.sessionId,
     'data-actor-id': actor.actorId,
+    'data-call-id': actor.logic === 'toolCall' ? callIdOf(actor) : undefined,
     'data-logic': actor.logic,
     'data-status': actor.status,
   }, label);

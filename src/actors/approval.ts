@@ -1,9 +1,92 @@
 import { fromPromise } from 'xstate';
+import type { ApprovalHandler, ApprovalRequest } from '../agent.js';
+import { asError } from '../errors.js';
+import { approvalNeeded, handlerVerdict } from '../rules/approval.js';
+import type { ApprovalOutcome, ApprovalRouter, PendingApproval } from '../runtime/approvals.js';
+import type { RunContext } from '../tools/context.js';
+import type { Tool } from '../tools/tool.js';
 
 export interface ApprovalInput {
-  /** Evaluates needsApproval, asks for a decision when needed; resolves true to run the call. */
-  decide(signal: AbortSignal): Promise<boolean>;
+  /** The request as the waiting run describes it (requestedAt is stamped when the wait opens). */
+  readonly view: Omit<PendingApproval, 'requestedAt'>;
+  readonly tool: Tool;
+  readonly args: unknown;
+  readonly ctx: RunContext<any>;
+  readonly request: ApprovalRequest;
+  readonly handler: ApprovalHandler | undefined;
+  readonly timeoutMs: number | undefined;
+  readonly router: ApprovalRouter;
+  /** Emits approval_required; `decide` is this wait's own decision function. */
+  announce(view: PendingApproval, decide: (approved: boolean, reason?: string) => void): void;
+  /** A predicate or handler threw: emitted as tool_call_failed before the denial. */
+  reportFailure(error: Error): void;
+}
+
+/**
+ * One approval wait, from the `needsApproval` predicate to its single outcome. Order of
+ * authority: the stream consumer (ev.approve/reject, handle.approvals), then the agent's
+ * approvalHandler once the consumer has moved past the request, else deny. Fails closed on
+ * a throwing predicate or handler, on timeout, on abort (the run left the wait) and when an
+ * "ask" can no longer be answered. Never rejects; resolves exactly once.
+ */
+export async function decideApproval(input: ApprovalInput, signal: AbortSignal): Promise<ApprovalOutcome> {
+  const { tool, router } = input;
+  let needed: boolean;
+  try {
+    needed = approvalNeeded(typeof tool.needsApproval === 'function' ? await tool.needsApproval(input.args, input.ctx) : tool.needsApproval);
+  } catch (error) {
+    input.reportFailure(asError(error));
+    return { approved: false, by: 'error' };
+  }
+  if (!needed) return { approved: true, by: 'policy' };
+  if (signal.aborted) return { approved: false, by: 'cancel' };
+  return new Promise<ApprovalOutcome>((resolve) => {
+    const view: PendingApproval = { ...input.view, requestedAt: Date.now() };
+    let done = false;
+    let handlerAsked = false;
+    let leftToConsumer = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (approved: boolean, by: ApprovalOutcome['by'], reason?: string): void => {
+      if (done) return;
+      done = true;
+      if (timer) clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      router.settle(view.approvalId, approved);
+      resolve(reason === undefined ? { approved, by } : { approved, by, reason });
+    };
+    const askHandler = async (): Promise<void> => {
+      if (handlerAsked || done) return;
+      handlerAsked = true;
+      let answer: unknown;
+      try {
+        answer = input.handler ? await input.handler(input.request, input.ctx) : undefined;
+      } catch (error) {
+        if (done) return;
+        input.reportFailure(asError(error));
+        return finish(false, 'error');
+      }
+      const verdict = handlerVerdict(answer);
+      if (verdict === 'allow') return finish(true, 'handler');
+      // "ask" leaves the call waiting for an out-of-band decision, but only while someone can give one.
+      if (verdict === 'ask' && !router.consumerGone) {
+        leftToConsumer = true;
+        return;
+      }
+      finish(false, 'handler');
+    };
+    const onAbort = (): void => finish(false, 'cancel');
+    signal.addEventListener('abort', onAbort, { once: true });
+    if (input.timeoutMs !== undefined) timer = setTimeout(() => finish(false, 'timeout'), input.timeoutMs);
+    router.register({
+      view,
+      decide: finish,
+      consumerPassed: () => void askHandler(),
+      consumerLeft: () => (leftToConsumer ? finish(false, 'handler') : void askHandler()),
+    });
+    input.announce(view, (approved, reason) => finish(approved, 'consumer', reason));
+    if (router.consumerGone || router.passImmediately) void askHandler();
+  });
 }
 
 /** The approval wait as an actor: leaving the state (cancel) aborts it, which denies. */
-export const approvalActor = fromPromise<boolean, ApprovalInput>(({ input, signal }) => input.decide(signal));
+export const approvalActor = fromPromise<ApprovalOutcome, ApprovalInput>(({ input, signal }) => decideApproval(input, signal));

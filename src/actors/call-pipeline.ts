@@ -1,6 +1,6 @@
-import { BudgetExceeded, InvalidToolArguments, RunCancelled, ToolTimeout } from '../errors.js';
+import { BudgetExceeded, InvalidToolArguments, RunCancelled, ToolTimeout, TroupeError } from '../errors.js';
 import type { CallContext } from '../tools/call-context.js';
-import { defaultRender, formatToolError, renderSuccess } from '../tools/render.js';
+import { defaultRender, errorText, formatToolError, renderSuccess, type Rendered } from '../tools/render.js';
 import { isToolResult } from '../tools/result.js';
 import type { ResultRenderer, Tool } from '../tools/tool.js';
 import { truncateOutput } from '../tools/truncate.js';
@@ -64,7 +64,7 @@ export async function executeCall(job: CallJob): Promise<CallOutcome> {
 
 /** Reports a failed attempt; returns the call's outcome unless another attempt follows. */
 function failed(job: CallJob, caught: unknown, attempt: number, attempts: number): CallOutcome | undefined {
-  const error = caught instanceof Error ? caught : new Error(defaultRender(caught));
+  const error = caught instanceof Error ? caught : new TroupeError(errorText(caught), { cause: caught });
   const final = error instanceof RunCancelled || error instanceof BudgetExceeded || error instanceof InvalidToolArguments;
   const willRetry = !final && attempt < attempts && !job.ctx.signal.aborted;
   job.onAttemptFailed(error, attempt, willRetry);
@@ -121,20 +121,27 @@ async function withTimeout(job: CallJob, chain: (args: unknown) => Promise<unkno
   }
 }
 
-function finish(job: CallJob, value: unknown): CallOutcome {
+/** The outcome of a returned value; a Promise only when a renderer is async. Never rejects. */
+function finish(job: CallJob, value: unknown): CallOutcome | Promise<CallOutcome> {
   if (isToolResult(value)) {
     const { content } = value;
     if (value.isError) {
       // Error results bypass renderers.
       return { result: undefined, output: cap(job, defaultRender(content)), isError: true, details: value.details, terminate: value.terminate === true };
     }
-    const rendered = typeof content === 'string' ? { output: content, isError: false } : renderSuccess(content, job.ctx, job.tool.resultRenderer, job.agentRenderer);
-    return shape(job, content, rendered, value.details, value.terminate === true);
+    const terminate = value.terminate === true;
+    if (typeof content === 'string') return shape(job, content, { output: content, isError: false }, value.details, terminate);
+    return shaped(job, content, renderSuccess(content, job.ctx, job.tool.resultRenderer, job.agentRenderer), value.details, terminate);
   }
-  return shape(job, value, renderSuccess(value, job.ctx, job.tool.resultRenderer, job.agentRenderer), undefined, false);
+  return shaped(job, value, renderSuccess(value, job.ctx, job.tool.resultRenderer, job.agentRenderer), undefined, false);
 }
 
-function shape(job: CallJob, raw: unknown, rendered: { output: string; isError: boolean }, details: unknown, terminate: boolean): CallOutcome {
+function shaped(job: CallJob, raw: unknown, rendered: Rendered | Promise<Rendered>, details: unknown, terminate: boolean): CallOutcome | Promise<CallOutcome> {
+  if (rendered instanceof Promise) return rendered.then((r) => shape(job, raw, r, details, terminate));
+  return shape(job, raw, rendered, details, terminate);
+}
+
+function shape(job: CallJob, raw: unknown, rendered: Rendered, details: unknown, terminate: boolean): CallOutcome {
   const { text, truncated } = truncateOutput(rendered.output, job.maxOutputChars);
   // A truncated result drops its raw value, so huge payloads never outlive the call.
   const result = rendered.isError || truncated ? undefined : raw;

@@ -1,5 +1,7 @@
+import { nanoid } from 'nanoid';
 import { fromPromise } from 'xstate';
 import { ModelError } from '../errors.js';
+import { errorText } from '../tools/render.js';
 import type { Model, ModelRequest } from '../models/model.js';
 import type { ToolCallRequest, Usage } from '../types.js';
 
@@ -50,20 +52,20 @@ export async function streamModelTurn(input: ModelTurnInput, signal: AbortSignal
     }
   } catch (error) {
     if (error instanceof ModelError) throw error;
-    throw new ModelError(`Model '${input.model.name}' failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    throw new ModelError(`Model '${input.model.name}' failed: ${errorText(error)}`, { cause: error });
   }
   return { text, reasoning, calls, usage, finishReason };
 }
 
-/** Results pair with calls by id, so a reply's ids must be present and unique. */
+/**
+ * A call must have a name and JSON text arguments. Its id may repeat within a reply (results
+ * are paired by occurrence) and an empty or missing id is replaced by a generated one.
+ */
 function validCall(call: ToolCallRequest, earlier: readonly ToolCallRequest[]): ToolCallRequest {
-  if (!call || typeof call.id !== 'string' || call.id === '' || typeof call.name !== 'string' || typeof call.arguments !== 'string') {
+  if (!call || typeof call.name !== 'string' || typeof call.arguments !== 'string' || (call.id !== undefined && typeof call.id !== 'string')) {
     throw new ModelError(`Malformed tool call #${earlier.length + 1} from the model: ${JSON.stringify(call)}`);
   }
-  if (earlier.some((c) => c.id === call.id)) {
-    throw new ModelError(`The model sent tool call id '${call.id}' twice in one reply; results could not be paired with calls.`);
-  }
-  return call;
+  return call.id ? call : { ...call, id: `call_${nanoid(12)}` };
 }
 
 export const modelTurnActor = fromPromise<ModelReply, ModelTurnInput>(({ input, signal }) => streamModelTurn(input, signal));

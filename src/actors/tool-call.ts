@@ -1,30 +1,68 @@
-import { createActor, type ActorLogic, type AnyActorRef, type EventObject, type Snapshot } from 'xstate';
+import { createActor, type ActorLogic, type AnyActorLogic, type AnyActorRef, type EventObject, type Snapshot } from 'xstate';
+import { RunCancelled } from '../errors.js';
+import type { RunOutcome } from '../runtime/run-state.js';
 import { executeCall, type CallJob, type CallOutcome } from './call-pipeline.js';
 
 export type ToolCallSnapshot = Snapshot<CallOutcome> & {
   /** Small, serialisable view for inspectors; the job itself stays out of persisted snapshots. */
   readonly context: { readonly callId: string; readonly tool: string };
   readonly job: CallJob | undefined;
+  /** Sub-runs started by this call (agent as tool), by run id, with who waits for their done event. */
+  readonly subRuns: Map<string, { readonly ref: AnyActorRef; readonly settle: (outcome: RunOutcome) => void }>;
 };
 
-type ToolCallEvent = { type: 'settled'; outcome: CallOutcome } | { type: 'xstate.stop' };
+/** Starts a sub-run as a child of this call's actor; its done event settles `settle`. */
+export interface SpawnSubRunEvent {
+  readonly type: 'subrun.spawn';
+  readonly runId: string;
+  readonly logic: AnyActorLogic;
+  readonly input: unknown;
+  readonly settle: (outcome: RunOutcome) => void;
+}
+
+type ToolCallEvent =
+  | { type: 'settled'; outcome: CallOutcome }
+  | SpawnSubRunEvent
+  | { type: `xstate.done.actor.${string}`; output: RunOutcome; actorId: string }
+  | { type: 'xstate.stop' };
 
 /**
  * One tool call = one actor. Hand-written logic instead of `fromPromise` so the per-call
  * path stays small: start runs the pipeline, the outcome arrives as one `settled` event,
- * and the done snapshot is relayed to the parent executor by XState itself.
+ * and the done snapshot is relayed to the parent executor by XState itself. An agent tool's
+ * sub-run is a child run actor of this actor: its done event (the run's outcome) is what
+ * the call's result is made from; stopping this actor cancels it by message.
  */
 export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob | undefined, any, EventObject> = {
   config: 'troupe.toolCall',
-  transition(snapshot, event) {
+  transition(snapshot, event, scope) {
     if (snapshot.status !== 'active') return snapshot;
-    if (event.type === 'settled') {
-      return { status: 'done', output: event.outcome, error: undefined, context: snapshot.context, job: undefined };
+    switch (event.type) {
+      case 'settled':
+        return { ...snapshot, status: 'done', output: event.outcome, job: undefined };
+      case 'subrun.spawn': {
+        const self = scope.self as AnyActorRef;
+        const child = createActor(event.logic, { id: event.runId, parent: self, input: event.input }) as unknown as AnyActorRef;
+        child.subscribe({ error: () => undefined });
+        snapshot.subRuns.set(event.runId, { ref: child, settle: event.settle });
+        child.start();
+        child.send({ type: 'START' });
+        return snapshot;
+      }
+      case 'xstate.stop':
+        for (const { ref } of snapshot.subRuns.values()) ref.send({ type: 'CANCEL', error: new RunCancelled('the calling run stopped') });
+        snapshot.subRuns.clear();
+        return { ...snapshot, status: 'stopped', output: undefined, job: undefined };
+      default: {
+        if (!event.type.startsWith('xstate.done.actor.')) return snapshot;
+        const done = event as { actorId: string; output: RunOutcome };
+        const entry = snapshot.subRuns.get(done.actorId);
+        if (!entry) return snapshot;
+        snapshot.subRuns.delete(done.actorId);
+        entry.settle(done.output);
+        return snapshot;
+      }
     }
-    if (event.type === 'xstate.stop') {
-      return { status: 'stopped', output: undefined, error: undefined, context: snapshot.context, job: undefined };
-    }
-    return snapshot;
   },
   start(snapshot, { self }) {
     const job = snapshot.job!;
@@ -38,7 +76,7 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
   },
   getInitialSnapshot(_scope, input) {
     const job = input ?? jobBeingSpawned!;
-    return { status: 'active', output: undefined, error: undefined, context: { callId: job.ctx.callId, tool: job.tool.name }, job };
+    return { status: 'active', output: undefined, error: undefined, context: { callId: job.ctx.callId, tool: job.tool.name }, job, subRuns: new Map() };
   },
   getPersistedSnapshot(snapshot) {
     return { status: snapshot.status, output: snapshot.output, error: undefined, context: snapshot.context } as Snapshot<unknown>;
@@ -54,12 +92,41 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
  */
 let jobBeingSpawned: CallJob | undefined;
 
-/** Creates (not starts) the actor for one call, as a child of `parent`, with id = call id. */
+/** Creates (not starts) the actor for one call, as a child of `parent`, with id = the call's unique key. */
 export function createToolCallActor(job: CallJob, parent: AnyActorRef): AnyActorRef {
   jobBeingSpawned = job;
   try {
-    return createActor(toolCallLogic, { id: job.ctx.callId, parent }) as unknown as AnyActorRef;
+    return createActor(toolCallLogic, { id: job.ctx.key, parent }) as unknown as AnyActorRef;
   } finally {
     jobBeingSpawned = undefined;
   }
+}
+
+/**
+ * Runs a sub-run as a child actor of the calling tool-call actor and resolves with its
+ * outcome (from the child's done event). Aborting `signal` cancels the sub-run by message.
+ */
+export function runSubRun(callActor: AnyActorRef, logic: AnyActorLogic, runId: string, input: unknown, signal: AbortSignal): Promise<RunOutcome> {
+  return new Promise<RunOutcome>((resolve) => {
+    const cancel = (): void => {
+      const entry = (callActor.getSnapshot() as ToolCallSnapshot).subRuns?.get(runId);
+      entry?.ref.send({ type: 'CANCEL', error: new RunCancelled(reasonOf(signal)) });
+    };
+    const settle = (outcome: RunOutcome): void => {
+      signal.removeEventListener('abort', cancel);
+      resolve(outcome);
+    };
+    // The call was stopped (its run cancelled) before the sub-run could start: it never starts.
+    if (callActor.getSnapshot().status !== 'active') return resolve({ status: 'failed', runId, error: new RunCancelled(reasonOf(signal)) });
+    callActor.send({ type: 'subrun.spawn', runId, logic, input, settle } satisfies SpawnSubRunEvent);
+    if (signal.aborted) cancel();
+    else signal.addEventListener('abort', cancel, { once: true });
+  });
+}
+
+function reasonOf(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  if (reason instanceof RunCancelled) return reason.reason;
+  if (reason instanceof Error) return reason.message || reason.name;
+  return typeof reason === 'string' ? reason : 'aborted';
 }

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import type { Agent } from '../agent.js';
-import { ToolError, UserError } from '../errors.js';
-import { CallContext } from '../tools/call-context.js';
+import { RunCancelled, ToolError, UserError } from '../errors.js';
+import { runSubRun } from '../actors/tool-call.js';
+import type { RunInput } from '../runtime/run-state.js';
+import { errorText } from '../tools/render.js';
+import { CallContext, portOf } from '../tools/call-context.js';
 import { toolResult } from '../tools/result.js';
 import { tool, type Tool } from '../tools/tool.js';
 import type { Budget } from '../types.js';
@@ -30,15 +33,19 @@ export function agentAsTool(agent: Agent, options: AgentToolOptions = {}): Tool 
     description: options.description ?? `Ask the ${agent.name} agent. Give it the whole request in 'input'.`,
     parameters: agentToolParameters,
     execute: async ({ input }, ctx) => {
-      if (!(ctx instanceof CallContext)) throw new UserError('agent tools can only run inside a troupe run.');
-      const subRun = ctx.host.startSubRun(agent, input, { ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}), ...(options.budget ? { budget: options.budget } : {}) }, ctx);
-      try {
-        const result = await subRun.done;
-        return toolResult({ content: result.output, details: { runId: result.runId, agent: result.agent, turns: result.turns, usage: result.usage } });
-      } catch (error) {
-        // The sub-run's own failure is recoverable for the parent: report it as a tool error.
-        throw new ToolError(`agent '${agent.name}' failed: ${(error as Error).message}`, { cause: error });
+      const port = portOf(ctx);
+      if (!(ctx instanceof CallContext) || !port || !ctx.actor) throw new UserError('agent tools can only run inside a troupe run.');
+      const subRunOptions = { ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}), ...(options.budget ? { budget: options.budget } : {}) };
+      const runInput = port.subRunInput(agent, input, subRunOptions, ctx.key) as RunInput;
+      // The sub-run is a child run actor of this call's actor; its done event carries the outcome.
+      const outcome = await runSubRun(ctx.actor, port.logic, runInput.runId, runInput, ctx.signal);
+      if (outcome.status === 'completed') {
+        return toolResult({ content: outcome.output, details: { runId: outcome.runId, agent: outcome.agent, turns: outcome.turns, usage: outcome.usage } });
       }
+      // RunCancelled raised inside the sub-run cancels the whole tree.
+      if (outcome.error instanceof RunCancelled) throw outcome.error;
+      // The sub-run's own failure is recoverable for the parent: report it as a tool error.
+      throw new ToolError(`agent '${agent.name}' failed: ${errorText(outcome.error)}`, { cause: outcome.error });
     },
   });
 }

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { Agent } from '../agent.js';
 import { UserError } from '../errors.js';
-import type { HandoffInputFilter } from '../runtime/run-core.js';
-import { CallContext } from '../tools/call-context.js';
+import type { HandoffInputFilter } from '../runtime/run-state.js';
+import { portOf } from '../tools/call-context.js';
 import type { RunContext } from '../tools/context.js';
 import { tool, type Tool } from '../tools/tool.js';
 import { handoffToolName } from './slug.js';
@@ -32,9 +32,11 @@ export function handoff<Deps = any>(target: Agent<Deps>, options: HandoffOptions
     parameters: handoffParameters,
     parallel: false,
     execute: async ({ reason }, ctx: RunContext<Deps>) => {
-      if (!(ctx instanceof CallContext)) throw new UserError('handoff tools can only run inside a troupe run.');
+      const port = portOf(ctx);
+      if (!port) throw new UserError('handoff tools can only run inside a troupe run.');
       await options.onHandoff?.(ctx, reason === undefined ? {} : { reason });
-      ctx.host.requestHandoff(target as Agent, options.inputFilter);
+      // A message to the run actor: the switch happens when the turn ends.
+      port.send({ type: 'handoff.request', target, inputFilter: options.inputFilter });
       return `Transferred to ${target.name}${reason ? ` (${reason})` : ''}`;
     },
   });

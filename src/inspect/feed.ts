@@ -1,5 +1,5 @@
 import type { AnyActorRef, InspectionEvent } from 'xstate';
-import { RunCore } from '../runtime/run-core.js';
+import { isRunState } from '../runtime/run-state.js';
 import { CallContext } from '../tools/call-context.js';
 import { activeStateIds, isMachineLogic, walkMachine, type MachineLike } from './definition.js';
 import { INSPECT_LIMITS, errorToWire, sanitize, type SanitizeLimits, type Summarizer } from './sanitize.js';
@@ -42,7 +42,7 @@ interface History {
 
 /** Summaries for objects the generic walk must not enter. */
 const SUMMARIZERS: readonly Summarizer[] = [
-  (value) => (value instanceof RunCore ? { $run: value.runId, agent: value.agentName, turn: value.turn, inFlight: value.inFlight } : undefined),
+  (value) => (isRunState(value) ? { $run: value.runId, agent: value.agent.name, turn: value.turn, inFlight: value.inFlight } : undefined),
   (value) => (value instanceof CallContext ? { $type: 'CallContext', callId: value.callId } : undefined),
 ];
 

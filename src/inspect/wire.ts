@@ -37,7 +37,7 @@ export interface ActorRecord extends RecordBase {
   readonly logic: WireLogic;
   /** For `run` and `machine` actors: the `definition` record to draw. */
   readonly definitionId?: string;
-  /** For `run` actors: the run id (root or sub-run, e.g. `run_x/call_y`). */
+  /** For `run` actors: the run id (root or sub-run, e.g. `run_x/1.0` for the sub-run of call 0 in turn 1). */
   readonly runId?: string;
   /** For invoked actors: the `src` name (`modelTurn`, `approval`, `checkpoint`). */
   readonly src?: string;
@@ -141,11 +141,16 @@ export interface RunEventRecord extends RecordBase {
 
 export type ApprovalState = 'pending' | 'approved' | 'denied' | 'timed_out' | 'cancelled';
 
-/** An approval the server is holding for a decision, and how it ended. */
+/**
+ * An approval the server is holding for a decision, and how it ended. One `pending` record
+ * per approval, then one with its final state; records of one approval share `approvalId`.
+ */
 export interface ApprovalRecord extends RecordBase {
   readonly kind: 'approval';
   readonly run: string;
-  /** The run that asked (a sub-run id for approvals bubbling up). */
+  /** Unique in the run tree; what `POST /api/chat/approve` takes. Call ids are not (two sub-runs may both use `k1`). */
+  readonly approvalId: string;
+  /** The run that waits: the root run or a sub-run (`<parentRunId>/<turn>.<index>`). */
   readonly runId: string;
   readonly callId: string;
   readonly tool: string;

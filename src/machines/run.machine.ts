@@ -1,280 +1,251 @@
-import { setup, type AnyActorLogic } from 'xstate';
+import { raise, setup } from 'xstate';
+import type { Agent } from '../agent.js';
+import { approvalActor } from '../actors/approval.js';
+import { checkpointActor, restoreActor, sessionSaveActor } from '../actors/checkpoint.js';
+import { modelTurnActor } from '../actors/model-turn.js';
+import { runActions } from '../actors/run-actions.js';
+import { toolExecutorLogic, type ToolsSettledEvent } from '../actors/tool-executor.js';
+import { admitCalls, approvalInput, type PreflightVerdictEvent } from '../runtime/run-calls.js';
+import { checkpointInput } from '../runtime/run-end.js';
+import { restoreInput, sessionInput } from '../runtime/run-restore.js';
+import type { AncestorSpendEvent, ChildSpendEvent, SubRunLifecycleEvent } from '../runtime/run-spend.js';
+import { createRunState, type HandoffInputFilter, type RunInput, type RunOutcome } from '../runtime/run-state.js';
+import { modelInput } from '../runtime/run-turn.js';
+import { runGuards, type RunMachineContext } from './run.guards.js';
+
+export type { RunMachineContext } from './run.guards.js';
+
+/** Messages a run actor accepts. Runs talk to each other only through these. */
+export type RunMachineEvent =
+  | { type: 'START' }
+  /** Cancel the run (handle.cancel, an aborted signal, a parent cancelling its sub-run). */
+  | { type: 'CANCEL'; error?: Error }
+  | ChildSpendEvent
+  | AncestorSpendEvent
+  | SubRunLifecycleEvent
+  /** A tool posted a message for the model (`ctx.mailbox.post`). */
+  | { type: 'mailbox.post'; text: string }
+  /** A handoff tool asks for the switch; it happens when the turn ends. */
+  | { type: 'handoff.request'; target: Agent; inputFilter?: HandoffInputFilter }
+  | ToolsSettledEvent
+  | PreflightVerdictEvent;
 
 /**
- * The run statechart. Pure: every guard, action and actor is named here and implemented
- * outside (src/actors/run-implementation.ts), so the chart can be drawn, traversed and
- * tested without I/O.
+ * The run statechart. Every rule that decides where a run goes is a named guard (pure, in
+ * run.guards.ts, calling src/rules) or a state; actions (src/actors/run-actions.ts) only
+ * apply effects. Swap any of them in tests with `.provide()`.
  *
  * turn = checkLimits → model → replied → executing[preflight ⇄ approvalWait / barrier → draining]
- *        → afterTools → checkpoint → turnEnd → next turn | completed
+ *        → afterTools → checkpoint → turnEnd → handoff → next turn | finishing
  * terminal: completed, failed, cancelled (cancel reports run_failed(RunCancelled)).
  */
-
-export const RUN_GUARDS = [
-  'hasConfigError',
-  'cancelRequested',
-  'turnLimitReached',
-  'replyOverBudget',
-  'noToolCalls',
-  'haltedForStop',
-  'haltedForCancel',
-  'haltedForApproval',
-  'haltedToRunAlone',
-  'nothingInFlight',
-  'stopRequested',
-  'checkpointing',
-  'finished',
-  'handoffPending',
-  'spendOverBudget',
-  'replayCompleted',
-  'resumeInTurn',
-  'needsLoading',
-  'noSession',
-] as const;
-
-export const RUN_ACTIONS = [
-  'failWithConfigError',
-  'startRun',
-  'failWithTurnLimit',
-  'startTurn',
-  'recordReply',
-  'failWithModelError',
-  'runPreflight',
-  'applyApproval',
-  'dispatchAlone',
-  'closeForStop',
-  'closeUnfinishedCalls',
-  'endTurn',
-  'applyHandoff',
-  'cancel',
-  'failWithCheckpointError',
-  'emitCompleted',
-  'emitFailed',
-  'foldChildSpend',
-  'failWithRestoreError',
-  'failWithSessionError',
-] as const;
-
-export type RunGuardName = (typeof RUN_GUARDS)[number];
-export type RunActionName = (typeof RUN_ACTIONS)[number];
-
-export interface RunMachineImplementation {
-  guards: Record<RunGuardName, (args: { context: RunMachineContext; event: any }) => boolean>;
-  actions: Record<RunActionName, (args: { context: RunMachineContext; event: any }) => void>;
-  actors: { modelTurn: AnyActorLogic; approval: AnyActorLogic; checkpoint: AnyActorLogic; restore: AnyActorLogic; sessionSave: AnyActorLogic; toolExecutor: AnyActorLogic };
-  inputs: {
-    sessionSave(context: RunMachineContext): unknown;
-    restore(context: RunMachineContext): unknown;
-    modelTurn(context: RunMachineContext): unknown;
-    approval(context: RunMachineContext): unknown;
-    checkpoint(context: RunMachineContext): unknown;
-    toolExecutor(context: RunMachineContext): unknown;
-  };
-}
-
-/** The context holds one reference to the run's mutable state; XState never copies the transcript. */
-export interface RunMachineContext {
-  readonly run: unknown;
-}
-
-export function createRunMachine(impl: RunMachineImplementation) {
-  return setup({
-    types: {} as { context: RunMachineContext; input: { run: unknown }; events: { type: string; [key: string]: unknown } },
-    guards: impl.guards,
-    actions: impl.actions,
-    actors: impl.actors,
-  }).createMachine({
-    id: 'run',
-    context: ({ input }) => ({ run: input.run }),
-    // Waits for START so the first steps run in a started actor: in XState's initial
-    // macrostep, invoked actors start before deferred entry actions run.
-    initial: 'idle',
-    // Lives for the whole run: hosts one child actor per tool call.
-    invoke: { id: 'tools', src: 'toolExecutor', input: ({ context }: { context: RunMachineContext }) => impl.inputs.toolExecutor(context) },
-    on: {
-      CANCEL: { target: '.cancelled' },
-      // A sub-run (agent as tool) reports what it spent; it counts against this run's budget.
-      'child.spend': { actions: 'foldChildSpend' },
-    },
-    states: {
-      idle: {
-        on: {
-          START: [
-            { guard: 'hasConfigError', target: 'starting' },
-            { guard: 'needsLoading', target: 'restoring' },
-            { target: 'starting' },
-          ],
-        },
-      },
-      // Durable runs and sessions: load the history and the stored log before the first step.
-      restoring: {
-        invoke: {
-          id: 'restore',
-          src: 'restore',
-          input: ({ context }: { context: RunMachineContext }) => impl.inputs.restore(context),
-          onDone: { target: 'starting' },
-          onError: { target: 'failed', actions: 'failWithRestoreError' },
-        },
-      },
-      starting: {
-        entry: 'startRun',
-        always: [
-          { guard: 'hasConfigError', target: 'failed', actions: 'failWithConfigError' },
-          { guard: 'replayCompleted', target: 'finishing' },
-          // Resumed inside a turn: continue from its stored reply; calls with stored results are skipped.
-          { guard: 'resumeInTurn', target: '#run.turn.replied' },
-          { target: 'turn' },
+export const runMachine = setup({
+  types: {} as { context: RunMachineContext; events: RunMachineEvent; input: RunInput; output: RunOutcome },
+  guards: runGuards,
+  actions: {
+    ...runActions,
+    // Preflight's verdict is an event: the chart, not a flag, decides where the run goes.
+    // (`raise` evaluates its event once, when the entry runs; cheaper than enqueueActions.)
+    admitCalls: raise(({ context }) => ({ type: admitCalls((context as RunMachineContext).run) })),
+  },
+  actors: {
+    modelTurn: modelTurnActor,
+    approval: approvalActor,
+    checkpoint: checkpointActor,
+    restore: restoreActor,
+    sessionSave: sessionSaveActor,
+    toolExecutor: toolExecutorLogic,
+  },
+}).createMachine({
+  id: 'run',
+  context: ({ input, self }) => ({ run: createRunState(input, self) }),
+  output: ({ context }) => context.run.outcome!,
+  // Waits for START so the first steps run in a started actor: in XState's initial
+  // macrostep, invoked actors start before deferred entry actions run.
+  initial: 'idle',
+  // Lives for the whole run: hosts one child actor per tool call.
+  invoke: { id: 'tools', src: 'toolExecutor' },
+  on: {
+    CANCEL: { target: '.cancelled', actions: 'recordCancel' },
+    'tools.settled': [
+      // A tool raised RunCancelled: the whole run (and its tree) is cancelled.
+      { guard: 'resultsCancelRun', target: '.cancelled', actions: ['recordResults', 'recordCancelFromResults'] },
+      { actions: 'recordResults' },
+    ],
+    'child.spend': { actions: 'foldChildSpend' },
+    'ancestor.spend': { actions: 'foldAncestorSpend' },
+    'child.started': { actions: 'trackSubRun' },
+    'child.ended': { actions: 'untrackSubRun' },
+    'mailbox.post': { actions: 'queueMessage' },
+    'handoff.request': { actions: 'recordHandoff' },
+  },
+  states: {
+    idle: {
+      on: {
+        // Cancelled before it started: it still reports run_started, then run_failed, and asks no model.
+        CANCEL: { actions: 'recordCancel' },
+        START: [
+          { guard: 'hasConfigError', target: 'starting' },
+          { guard: 'needsLoading', target: 'restoring' },
+          { target: 'starting' },
         ],
       },
-      turn: {
-        initial: 'checkLimits',
-        states: {
-          checkLimits: {
-            always: [
-              { guard: 'cancelRequested', target: '#run.cancelled' },
-              { guard: 'turnLimitReached', target: '#run.failed', actions: 'failWithTurnLimit' },
-              { target: 'model', actions: 'startTurn' },
-            ],
+    },
+    // Durable runs and sessions: load the history and the stored log before the first step.
+    restoring: {
+      on: { CANCEL: { actions: 'recordCancel' } },
+      invoke: {
+        id: 'restore',
+        src: 'restore',
+        input: ({ context }) => restoreInput(context.run),
+        onDone: { target: 'starting' },
+        onError: { target: 'failed', actions: 'failWithRestoreError' },
+      },
+    },
+    starting: {
+      entry: 'startRun',
+      always: [
+        { guard: 'hasConfigError', target: 'failed', actions: 'failWithConfigError' },
+        { guard: 'cancelRequested', target: 'cancelled' },
+        { guard: 'replayCompleted', target: 'finishing' },
+        // Resumed inside a turn: continue from its stored reply; calls with stored results are skipped.
+        { guard: 'resumeInTurn', target: '#run.turn.replied' },
+        { target: 'turn' },
+      ],
+    },
+    turn: {
+      initial: 'checkLimits',
+      states: {
+        checkLimits: {
+          // A cancel before the run started is seen in `starting`; later ones leave the turn at once.
+          always: [
+            { guard: 'turnLimitReached', target: '#run.failed', actions: 'failWithTurnLimit' },
+            { target: 'model', actions: 'startTurn' },
+          ],
+        },
+        model: {
+          invoke: {
+            id: 'model',
+            src: 'modelTurn',
+            input: ({ context }) => modelInput(context.run),
+            onDone: { target: 'replied', actions: 'recordReply' },
+            onError: { target: '#run.failed', actions: 'failWithModelError' },
           },
-          model: {
-            invoke: {
-              id: 'model',
-              src: 'modelTurn',
-              input: ({ context }: { context: RunMachineContext }) => impl.inputs.modelTurn(context),
-              onDone: { target: 'replied', actions: 'recordReply' },
-              onError: { target: '#run.failed', actions: 'failWithModelError' },
+        },
+        replied: {
+          always: [
+            { guard: 'replyOverBudget', target: '#run.stopping', actions: 'stopOverBudget' },
+            { guard: 'noToolCalls', target: 'afterTools' },
+            { target: 'executing' },
+          ],
+        },
+        // The tool-call phase: serial preflight, approval waits and barriers, while
+        // dispatched calls run as child actors of the executor.
+        executing: {
+          initial: 'preflight',
+          states: {
+            preflight: {
+              entry: 'admitCalls',
+              on: {
+                'preflight.stop': { target: '#run.stopping' },
+                'preflight.approval': { target: 'approvalWait' },
+                'preflight.alone': { target: 'barrier' },
+                'preflight.done': { target: 'draining' },
+              },
             },
-          },
-          replied: {
-            always: [
-              { guard: 'replyOverBudget', target: '#run.stopping' },
-              { guard: 'noToolCalls', target: 'afterTools' },
-              { target: 'executing' },
-            ],
-          },
-          // The tool-call phase: serial preflight, approval waits and barriers, while
-          // dispatched calls run as child actors of the executor.
-          executing: {
-            initial: 'preflight',
-            states: {
-              preflight: {
-                entry: 'runPreflight',
-                always: [
-                  { guard: 'haltedForCancel', target: '#run.cancelled' },
-                  { guard: 'haltedForStop', target: '#run.stopping' },
-                  { guard: 'haltedForApproval', target: 'approvalWait' },
-                  { guard: 'haltedToRunAlone', target: 'barrier' },
-                  { target: 'draining' },
+            approvalWait: {
+              invoke: {
+                id: 'approval',
+                src: 'approval',
+                input: ({ context }) => approvalInput(context.run),
+                onDone: [
+                  { guard: 'approvalDenied', target: 'preflight', actions: 'rejectDenied' },
+                  { guard: 'currentCallRunsAlone', target: 'barrier', actions: 'claimApproved' },
+                  { target: 'preflight', actions: 'dispatchApproved' },
                 ],
               },
-              approvalWait: {
-                invoke: {
-                  id: 'approval',
-                  src: 'approval',
-                  input: ({ context }: { context: RunMachineContext }) => impl.inputs.approval(context),
-                  onDone: { target: 'approvalDecided', actions: 'applyApproval' },
+            },
+            barrier: {
+              initial: 'waitingForInFlight',
+              states: {
+                waitingForInFlight: { always: { guard: 'nothingInFlight', target: 'runningAlone' } },
+                runningAlone: {
+                  entry: 'dispatchAlone',
+                  always: { guard: 'nothingInFlight', target: '#run.turn.executing.preflight' },
                 },
               },
-              approvalDecided: {
-                always: [{ guard: 'haltedToRunAlone', target: 'barrier' }, { target: 'preflight' }],
-              },
-              barrier: {
-                initial: 'waitingForInFlight',
-                states: {
-                  waitingForInFlight: {
-                    always: { guard: 'nothingInFlight', target: 'runningAlone' },
-                    on: { 'tools.idle': { guard: 'nothingInFlight', target: 'runningAlone' } },
-                  },
-                  runningAlone: {
-                    entry: 'dispatchAlone',
-                    always: { guard: 'nothingInFlight', target: '#run.turn.executing.preflight' },
-                    on: { 'tools.idle': { guard: 'nothingInFlight', target: '#run.turn.executing.preflight' } },
-                  },
-                },
-              },
-              draining: {
-                always: { guard: 'nothingInFlight', target: '#run.turn.afterTools' },
-                on: { 'tools.idle': { guard: 'nothingInFlight', target: '#run.turn.afterTools' } },
-              },
             },
-          },
-          afterTools: {
-            // Safety net for "exactly one result": nothing should be open here.
-            entry: 'closeUnfinishedCalls',
-            always: [
-              { guard: 'cancelRequested', target: '#run.cancelled' },
-              { guard: 'stopRequested', target: '#run.stopping' },
-              { guard: 'spendOverBudget', target: '#run.stopping' },
-              { guard: 'checkpointing', target: 'checkpoint' },
-              { target: 'turnEnd' },
-            ],
-          },
-          checkpoint: {
-            invoke: {
-              id: 'checkpoint',
-              src: 'checkpoint',
-              input: ({ context }: { context: RunMachineContext }) => impl.inputs.checkpoint(context),
-              onDone: { target: 'turnEnd' },
-              onError: { target: '#run.failed', actions: 'failWithCheckpointError' },
-            },
-          },
-          turnEnd: {
-            entry: 'endTurn',
-            always: [
-              { guard: 'finished', target: '#run.finishing' },
-              { guard: 'handoffPending', target: 'handoff' },
-              { target: 'next' },
-            ],
-          },
-          handoff: {
-            entry: 'applyHandoff',
-            always: [{ guard: 'stopRequested', target: '#run.stopping' }, { target: 'next' }],
-          },
-          // Leaving and re-entering `turn` starts the next turn from checkLimits.
-          next: { always: { target: '#run.turn', reenter: true } },
-        },
-      },
-      // Budget stop: calls that never ran get their result, in-flight calls finish and are saved.
-      stopping: {
-        entry: 'closeForStop',
-        initial: 'draining',
-        states: {
-          draining: {
-            always: { guard: 'nothingInFlight', target: 'saving' },
-            on: { 'tools.idle': { guard: 'nothingInFlight', target: 'saving' } },
-          },
-          saving: {
-            always: [{ guard: 'checkpointing', target: 'checkpoint' }, { target: '#run.failed' }],
-          },
-          checkpoint: {
-            invoke: {
-              id: 'checkpoint',
-              src: 'checkpoint',
-              input: ({ context }: { context: RunMachineContext }) => impl.inputs.checkpoint(context),
-              onDone: { target: '#run.failed' },
-              onError: { target: '#run.failed', actions: 'failWithCheckpointError' },
-            },
+            draining: { always: { guard: 'nothingInFlight', target: '#run.turn.afterTools' } },
           },
         },
-      },
-      // Completed runs join their session before run_completed, so the next run sees them.
-      finishing: {
-        always: [{ guard: 'noSession', target: 'completed' }, { target: 'savingSession' }],
-      },
-      savingSession: {
-        invoke: {
-          id: 'session',
-          src: 'sessionSave',
-          input: ({ context }: { context: RunMachineContext }) => impl.inputs.sessionSave(context),
-          onDone: { target: 'completed' },
-          onError: { target: 'failed', actions: 'failWithSessionError' },
+        afterTools: {
+          // Safety net for "exactly one result": nothing should be open here.
+          entry: 'closeUnfinishedCalls',
+          always: [
+            { guard: 'stopRequested', target: '#run.stopping' },
+            { guard: 'spendOverBudget', target: '#run.stopping', actions: 'stopOverSpend' },
+            { guard: 'checkpointing', target: 'checkpoint' },
+            { target: 'turnEnd' },
+          ],
         },
+        checkpoint: {
+          invoke: {
+            id: 'checkpoint',
+            src: 'checkpoint',
+            input: ({ context }) => checkpointInput(context.run),
+            onDone: { target: 'turnEnd' },
+            onError: { target: '#run.failed', actions: 'failWithCheckpointError' },
+          },
+        },
+        turnEnd: {
+          entry: 'endTurn',
+          always: [
+            { guard: 'runFinished', target: '#run.finishing' },
+            { guard: 'handoffPending', target: 'handoff' },
+            { target: 'next' },
+          ],
+        },
+        handoff: {
+          entry: 'applyHandoff',
+          always: [{ guard: 'stopRequested', target: '#run.stopping' }, { target: 'next' }],
+        },
+        // Leaving and re-entering `turn` starts the next turn from checkLimits.
+        next: { always: { target: '#run.turn', reenter: true } },
       },
-      completed: { type: 'final', entry: 'emitCompleted' },
-      failed: { type: 'final', entry: 'emitFailed' },
-      cancelled: { type: 'final', entry: ['cancel', 'emitFailed'] },
     },
-  });
-}
+    // Budget stop: calls that never ran get their result, in-flight calls finish and are saved.
+    stopping: {
+      entry: 'closeForStop',
+      initial: 'draining',
+      states: {
+        draining: { always: { guard: 'nothingInFlight', target: 'saving' } },
+        saving: { always: [{ guard: 'checkpointing', target: 'checkpoint' }, { target: '#run.failed' }] },
+        checkpoint: {
+          invoke: {
+            id: 'checkpoint',
+            src: 'checkpoint',
+            input: ({ context }) => checkpointInput(context.run),
+            onDone: { target: '#run.failed' },
+            onError: { target: '#run.failed', actions: 'failWithCheckpointError' },
+          },
+        },
+      },
+    },
+    // Completed runs join their session before run_completed, so the next run sees them.
+    finishing: { always: [{ guard: 'noSession', target: 'completed' }, { target: 'savingSession' }] },
+    savingSession: {
+      invoke: {
+        id: 'session',
+        src: 'sessionSave',
+        input: ({ context }) => sessionInput(context.run),
+        onDone: { target: 'completed' },
+        onError: { target: 'failed', actions: 'failWithSessionError' },
+      },
+    },
+    completed: { type: 'final', entry: 'emitCompleted' },
+    failed: { type: 'final', entry: 'emitFailed' },
+    cancelled: { type: 'final', entry: ['cancel', 'emitFailed'] },
+  },
+});
 
-export type RunMachine = ReturnType<typeof createRunMachine>;
+export type RunMachine = typeof runMachine;

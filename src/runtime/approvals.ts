@@ -1,112 +1,152 @@
-import type { ApprovalDecision, ApprovalHandler, ApprovalRequest } from '../agent.js';
-import type { RunContext } from '../tools/context.js';
+import { UserError } from '../errors.js';
 
-interface PendingApproval {
-  readonly request: ApprovalRequest;
-  readonly ctx: RunContext<any>;
-  readonly handler: ApprovalHandler | undefined;
-  /** Set once the stream consumer has seen the event and moved on without deciding. */
-  handlerAsked: boolean;
-  /** The handler answered "ask": the call waits for an out-of-band decision. */
-  leftToConsumer: boolean;
-  resolve(approved: boolean): void;
+/** A call waiting for a decision, anywhere in the run tree. */
+export interface PendingApproval {
+  /** Unique in the run tree: `<runId>:<turn>.<index>`. */
+  readonly approvalId: string;
+  /** The run whose call waits: the root run or a sub-run. */
+  readonly runId: string;
+  /** The model's call id (not unique: models reuse ids across turns and sub-runs). */
+  readonly callId: string;
+  readonly path: readonly string[];
+  readonly agent: string;
+  readonly tool: string;
+  readonly args: unknown;
+  readonly turn: number;
+  /** Epoch ms. */
+  readonly requestedAt: number;
 }
 
 /**
- * Collects approval decisions for one run tree. Order of authority: the stream consumer
- * (ev.approve/reject, handle.approvals), then the agent's approvalHandler once the
- * consumer has moved past the event, else deny. Every undecided path ends in deny.
+ * Names one waiting call: its approvalId; a bare callId when exactly one waiting call has
+ * it; or the waiting run's id with the call id.
  */
-export class ApprovalDesk {
-  private readonly pending = new Map<string, PendingApproval>();
-  private readonly watchers = new Map<string, Array<(approved: boolean) => void>>();
-  private consumerGone = false;
+export type ApprovalTarget = string | { readonly runId: string; readonly callId: string };
 
-  /** Opens a request; the promise resolves true only on an explicit allow. */
-  open(request: ApprovalRequest, ctx: RunContext<any>, handler: ApprovalHandler | undefined, timeoutMs: number | undefined, signal: AbortSignal): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (approved: boolean): void => {
-        if (!this.pending.delete(request.call.id)) return;
-        if (timer) clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        resolve(approved);
-        const watchers = this.watchers.get(request.call.id);
-        this.watchers.delete(request.call.id);
-        for (const watch of watchers ?? []) watch(approved);
-      };
-      const onAbort = (): void => finish(false);
-      this.pending.set(request.call.id, { request, ctx, handler, handlerAsked: false, leftToConsumer: false, resolve: finish });
-      if (signal.aborted) return finish(false);
-      signal.addEventListener('abort', onAbort, { once: true });
-      if (timeoutMs !== undefined) timer = setTimeout(() => finish(false), timeoutMs);
-    });
+/** Who ended a wait. */
+export type DecidedBy = 'consumer' | 'handler' | 'timeout' | 'cancel' | 'error' | 'policy';
+
+export interface ApprovalOutcome {
+  readonly approved: boolean;
+  readonly by: DecidedBy;
+  /** The reason given with a rejection; the model sees it. */
+  readonly reason?: string;
+}
+
+/** One open wait, registered by the run that owns it; only the wait itself resolves it. */
+export interface ApprovalWait {
+  readonly view: PendingApproval;
+  /** Ends the wait (first call wins; later calls do nothing). */
+  decide(approved: boolean, by: DecidedBy, reason?: string): void;
+  /** The stream consumer pulled past the request without deciding. */
+  consumerPassed(): void;
+  /** Nobody will read the stream any more. */
+  consumerLeft(): void;
+}
+
+/**
+ * The approval inbox of one run tree. It only routes: a decision addressed by approval id
+ * (or by run id + call id) reaches exactly the wait that registered under it. Each wait
+ * owns its own timeout, abort and "resolved once"; the router never decides on its own.
+ */
+export class ApprovalRouter {
+  private readonly waits = new Map<string, ApprovalWait>();
+  private readonly watchers = new Map<string, Array<(approved: boolean) => void>>();
+  /** Nobody reads the stream: new waits cannot be answered by a consumer. */
+  consumerGone = false;
+  /** Approval events are passed to the handler at once (result() without an iterator). */
+  passImmediately = false;
+
+  private readonly openedListeners = new Set<(approval: PendingApproval) => void>();
+
+  register(wait: ApprovalWait): void {
+    this.waits.set(wait.view.approvalId, wait);
+    for (const listener of this.openedListeners) {
+      try {
+        listener(wait.view);
+      } catch {
+        // a broken listener must not break the wait
+      }
+    }
   }
 
-  /** A decision from the consumer; false when no call with that id is waiting. */
-  decide(callId: string, approved: boolean): boolean {
-    const entry = this.pending.get(callId);
-    if (!entry) return false;
-    entry.resolve(approved);
+  /** Calls `listener` with every wait that opens from now on, anywhere in the tree; returns an unsubscribe function. */
+  onOpened(listener: (approval: PendingApproval) => void): () => void {
+    this.openedListeners.add(listener);
+    return () => void this.openedListeners.delete(listener);
+  }
+
+  /** Called by the wait when it resolves. */
+  settle(approvalId: string, approved: boolean): void {
+    if (!this.waits.delete(approvalId)) return;
+    const watchers = this.watchers.get(approvalId);
+    this.watchers.delete(approvalId);
+    for (const watch of watchers ?? []) watch(approved);
+  }
+
+  pending(): PendingApproval[] {
+    return [...this.waits.values()].map((w) => w.view);
+  }
+
+  /**
+   * The wait a target names, or undefined when none matches.
+   * @throws UserError when a bare call id matches more than one waiting call.
+   */
+  find(target: ApprovalTarget): ApprovalWait | undefined {
+    if (typeof target !== 'string') {
+      for (const wait of this.waits.values()) if (wait.view.runId === target.runId && wait.view.callId === target.callId) return wait;
+      return undefined;
+    }
+    const exact = this.waits.get(target);
+    if (exact) return exact;
+    const byCall = [...this.waits.values()].filter((w) => w.view.callId === target);
+    if (byCall.length > 1) {
+      const list = byCall.map((w) => `${w.view.approvalId} (run ${w.view.runId}, tool ${w.view.tool})`).join(', ');
+      throw new UserError(`Call id '${target}' is waiting in ${byCall.length} places; decide by approvalId: ${list}.`);
+    }
+    return byCall[0];
+  }
+
+  /** Decides one waiting call; false when nothing matches. @throws UserError on an ambiguous call id. */
+  decide(target: ApprovalTarget, approved: boolean, reason?: string): boolean {
+    const wait = this.find(target);
+    if (!wait) return false;
+    wait.decide(approved, 'consumer', reason);
     return true;
   }
 
-  /** Decides every waiting call at once. Returns how many were decided. */
+  /** Decides every waiting call; returns how many. */
   release(approved: boolean): number {
-    const entries = [...this.pending.values()];
-    for (const entry of entries) entry.resolve(approved);
-    return entries.length;
+    const waits = [...this.waits.values()];
+    for (const wait of waits) wait.decide(approved, 'consumer');
+    return waits.length;
   }
 
-  /** Resolves with the decision once the waiting call is decided, by anyone; undefined when nothing waits. */
-  settled(callId: string): Promise<boolean | undefined> {
-    if (!this.pending.has(callId)) return Promise.resolve(undefined);
+  /** Resolves with the decision once the named call is decided by anyone; undefined when it is not waiting; rejects with UserError when ambiguous. */
+  settled(target: ApprovalTarget): Promise<boolean | undefined> {
+    let wait: ApprovalWait | undefined;
+    try {
+      wait = this.find(target);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (!wait) return Promise.resolve(undefined);
+    const id = wait.view.approvalId;
     return new Promise((resolve) => {
-      const list = this.watchers.get(callId) ?? [];
+      const list = this.watchers.get(id) ?? [];
       list.push(resolve);
-      this.watchers.set(callId, list);
+      this.watchers.set(id, list);
     });
   }
 
-  waitingCallIds(): string[] {
-    return [...this.pending.keys()];
-  }
-
-  /** The consumer moved past the approval event without deciding: ask the handler. */
-  passed(callId: string): void {
-    const entry = this.pending.get(callId);
-    if (!entry || entry.handlerAsked) return;
-    entry.handlerAsked = true;
-    void this.askHandler(entry);
+  /** The consumer pulled past the request event of `approvalId`. */
+  passed(approvalId: string): void {
+    this.waits.get(approvalId)?.consumerPassed();
   }
 
   /** Nobody will read events any more: "ask" can no longer be answered, so it denies. */
   consumerLeft(): void {
     this.consumerGone = true;
-    for (const entry of [...this.pending.values()]) {
-      if (entry.leftToConsumer) {
-        entry.resolve(false);
-      } else if (!entry.handlerAsked) {
-        entry.handlerAsked = true;
-        void this.askHandler(entry);
-      }
-      // An entry whose handler is still deciding sees consumerGone when it answers.
-    }
-  }
-
-  private async askHandler(entry: PendingApproval): Promise<void> {
-    let decision: ApprovalDecision | undefined;
-    try {
-      decision = entry.handler ? await entry.handler(entry.request, entry.ctx) : undefined;
-    } catch {
-      decision = 'deny';
-    }
-    if (decision === true || decision === 'allow') return entry.resolve(true);
-    // "ask" leaves the call waiting for an out-of-band decision, but only while someone can give one.
-    if (decision === 'ask' && !this.consumerGone) {
-      entry.leftToConsumer = true;
-      return;
-    }
-    entry.resolve(false);
+    for (const wait of [...this.waits.values()]) wait.consumerLeft();
   }
 }

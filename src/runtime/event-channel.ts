@@ -1,19 +1,28 @@
 import type { RunEvent } from '../types.js';
 
+interface Reader {
+  /** Index of the next event this reader gets. */
+  next: number;
+  waiting: ((result: IteratorResult<RunEvent>) => void) | undefined;
+  /** The event this reader was handed last; it counts as passed when the reader asks for the next one. */
+  last: RunEvent | undefined;
+  done: boolean;
+}
+
 /**
- * Buffers run events for one consumer. Iteration never throws and ends after the terminal
- * event. The channel tells the run when the consumer has pulled *past* an event (so an
- * undecided approval can fall back to the handler) and when nobody is listening at all
- * (Runner.run, or a consumer that broke out of its loop), in which case nothing is buffered.
+ * The event stream of one run tree. Every iterator gets every event from the first one
+ * (events are kept for replay while the handle lives), so two loops over one handle never
+ * steal events from or hang each other. Iteration never throws and ends after the terminal
+ * event. The channel tells the run when a consumer has pulled *past* an event (an undecided
+ * approval then falls to the handler) and when nobody will read any more.
  */
 export class EventChannel implements AsyncIterable<RunEvent> {
-  private buffer: RunEvent[] = [];
-  private head = 0;
-  private waiting: ((result: IteratorResult<RunEvent>) => void) | undefined;
+  private readonly events: RunEvent[] = [];
+  private readonly readers = new Set<Reader>();
   private closed = false;
+  /** Nobody reads: events are not kept, each counts as passed at once (Runner.run). */
   private draining = false;
-  private iterating = false;
-  private lastDelivered: RunEvent | undefined;
+  private everIterated = false;
 
   constructor(
     private readonly onPassed: (event: RunEvent) => void,
@@ -21,13 +30,9 @@ export class EventChannel implements AsyncIterable<RunEvent> {
     private readonly onDrained: () => void = () => undefined,
   ) {}
 
-  /** True while a consumer may still read events. */
-  get listening(): boolean {
-    return !this.draining;
-  }
-
+  /** Whether an iterator was ever started. */
   get started(): boolean {
-    return this.iterating;
+    return this.everIterated;
   }
 
   push(event: RunEvent, terminal = false): void {
@@ -37,66 +42,78 @@ export class EventChannel implements AsyncIterable<RunEvent> {
       this.onPassed(event);
       return;
     }
-    if (this.waiting) {
-      const resolve = this.waiting;
-      this.waiting = undefined;
-      this.lastDelivered = event;
-      resolve({ value: event, done: false });
-      return;
-    }
-    this.buffer.push(event);
+    this.events.push(event);
+    for (const reader of this.readers) if (reader.waiting) this.deliver(reader);
+    if (terminal) for (const reader of this.readers) if (reader.waiting) this.end(reader);
   }
 
-  /** Stop buffering: every buffered and future event counts as passed. */
+  /** Nobody will read: every kept and future event counts as passed, and nothing more is kept. */
   drain(): void {
     if (this.draining) return;
     this.draining = true;
-    this.passLast();
-    const pending = this.buffer.slice(this.head);
-    this.buffer = [];
-    this.head = 0;
-    for (const event of pending) this.onPassed(event);
-    if (this.waiting) {
-      const resolve = this.waiting;
-      this.waiting = undefined;
-      resolve({ value: undefined, done: true });
-    }
+    for (const event of this.events) this.onPassed(event);
+    this.events.length = 0;
+    for (const reader of [...this.readers]) this.end(reader);
     this.onDrained();
   }
 
   [Symbol.asyncIterator](): AsyncIterator<RunEvent> {
-    this.iterating = true;
+    this.everIterated = true;
+    const reader: Reader = { next: 0, waiting: undefined, last: undefined, done: false };
+    if (this.draining) reader.done = true;
+    else this.readers.add(reader);
     return {
-      next: () => this.next(),
+      next: () => this.read(reader),
       return: async () => {
-        this.drain();
+        this.leave(reader);
         return { value: undefined, done: true };
       },
     };
   }
 
-  private next(): Promise<IteratorResult<RunEvent>> {
-    this.passLast();
-    if (this.head < this.buffer.length) {
-      const event = this.buffer[this.head++]!;
-      // Release consumed events so long runs do not keep their whole history alive.
-      if (this.head > 1024 && this.head * 2 > this.buffer.length) {
-        this.buffer = this.buffer.slice(this.head);
-        this.head = 0;
-      }
-      this.lastDelivered = event;
+  private read(reader: Reader): Promise<IteratorResult<RunEvent>> {
+    this.passLast(reader);
+    if (reader.done) return Promise.resolve({ value: undefined, done: true });
+    if (reader.next < this.events.length) {
+      const event = this.events[reader.next++]!;
+      reader.last = event;
       return Promise.resolve({ value: event, done: false });
     }
-    if (this.closed || this.draining) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve) => {
-      this.waiting = resolve;
-    });
+    if (this.closed) {
+      this.end(reader);
+      return Promise.resolve({ value: undefined, done: true });
+    }
+    return new Promise((resolve) => (reader.waiting = resolve));
   }
 
-  private passLast(): void {
-    const last = this.lastDelivered;
+  private deliver(reader: Reader): void {
+    const resolve = reader.waiting!;
+    reader.waiting = undefined;
+    const event = this.events[reader.next++]!;
+    reader.last = event;
+    resolve({ value: event, done: false });
+  }
+
+  private end(reader: Reader): void {
+    reader.done = true;
+    this.readers.delete(reader);
+    const resolve = reader.waiting;
+    reader.waiting = undefined;
+    resolve?.({ value: undefined, done: true });
+  }
+
+  /** A reader broke out of its loop; when it was the last one before the end, nobody is listening any more. */
+  private leave(reader: Reader): void {
+    if (reader.done) return;
+    this.passLast(reader);
+    this.end(reader);
+    if (this.readers.size === 0 && !this.closed) this.drain();
+  }
+
+  private passLast(reader: Reader): void {
+    const last = reader.last;
     if (last) {
-      this.lastDelivered = undefined;
+      reader.last = undefined;
       this.onPassed(last);
     }
   }

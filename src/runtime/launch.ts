@@ -3,8 +3,9 @@ import type { Agent } from '../agent.js';
 import { RunCancelled, TroupeError, asError } from '../errors.js';
 import type { RunMachine } from '../machines/run.machine.js';
 import type { Message, RunEvent, Usage } from '../types.js';
-import type { ApprovalDesk } from './approvals.js';
-import { RunCore, type RunOptions } from './run-core.js';
+import type { ApprovalRouter } from './approvals.js';
+import type { RunOptions } from './run-options.js';
+import type { RunOutcome } from './run-state.js';
 
 export interface RunResult {
   readonly runId: string;
@@ -21,84 +22,62 @@ export interface LaunchParams {
   readonly input: string;
   readonly options: RunOptions;
   readonly runId: string;
-  /** Agent names of the runs above this one (empty for a root run). */
-  readonly parentPath: readonly string[];
-  readonly desk: ApprovalDesk;
+  readonly approvals: ApprovalRouter;
   readonly machine: RunMachine;
-  /** Where this run's events go: the root's stream, or the parent run for a sub-run. */
-  forward(event: RunEvent, terminal: boolean): void;
-  /** For sub-runs: the parent run and the tool-call actor that spawned this run. */
-  readonly parent?: { readonly core: RunCore; readonly spawnedBy: AnyActorRef | undefined };
+  /** Where the run tree's events go (the root stream). */
+  readonly sink: (event: RunEvent) => void;
 }
 
 export interface LaunchedRun {
-  readonly core: RunCore;
   readonly actor: AnyActorRef;
-  /** Settles with the run; never rejects unobserved. */
-  readonly done: Promise<RunResult>;
+  /** Settles with the run's outcome (from the run actor's final output); never rejects. */
+  readonly outcome: Promise<RunOutcome>;
   cancel(reason: string): void;
 }
 
 /**
- * Creates a run's core and statechart actor and starts it. Shared by root runs
- * (RunHandle) and sub-runs (agents as tools), which differ only in where events go and in
- * the parent their actor and budget hang from.
+ * Creates a root run's statechart actor and starts it. START is sent in a microtask, so a
+ * cancel right after starting (or an already-aborted signal) is seen before the first
+ * model request: the stream is then exactly run_started, run_failed(RunCancelled).
  */
 export function launchRun(params: LaunchParams): LaunchedRun {
   const { options } = params;
-  let resolve!: (result: RunResult) => void;
-  let reject!: (error: Error) => void;
-  const done = new Promise<RunResult>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  // The result may never be awaited; a rejection still reaches whoever awaits it.
-  done.catch(() => undefined);
-  let finished = false;
-
-  const onAbort = (): void => cancel(abortReason(options.signal!));
-  const core: RunCore = new RunCore(params.runId, params.parentPath, params.agent, params.input, options, params.desk, {
-    emit: (event, terminal) => {
-      params.forward(event, terminal === true);
-      if (!terminal) return;
-      finished = true;
-      options.signal?.removeEventListener('abort', onAbort);
-      if (event.type === 'run_completed') {
-        resolve({ runId: params.runId, output: event.output, usage: event.usage, turns: event.turns, agent: event.agent, transcript: core.transcript });
-      } else if (event.type === 'run_failed') {
-        reject(event.error);
-      }
-    },
-  }, params.parent?.core);
+  let settle!: (outcome: RunOutcome) => void;
+  const outcome = new Promise<RunOutcome>((resolve) => (settle = resolve));
   const actor = createActor(params.machine, {
     id: params.runId,
-    input: { run: core },
-    ...(params.parent?.spawnedBy ? { parent: params.parent.spawnedBy } : {}),
-    ...(options.inspect && !params.parent ? { inspect: options.inspect } : {}),
+    input: { runId: params.runId, agent: params.agent, input: params.input, options, parentPath: [], sink: params.sink, approvals: params.approvals },
+    ...(options.inspect ? { inspect: options.inspect } : {}),
   }) as unknown as AnyActorRef;
-  // An error inside the statechart itself must still end the stream with run_failed.
+  const onAbort = (): void => cancel(abortReason(options.signal!));
   actor.subscribe({
-    error: (error: unknown) => {
-      core.fail(new TroupeError(`internal run error: ${asError(error).message}`, { cause: error }));
-      core.emitFailed();
+    complete: () => {
+      options.signal?.removeEventListener('abort', onAbort);
+      settle(actor.getSnapshot().output as RunOutcome);
+    },
+    // An error inside the statechart itself must still end the stream with run_failed.
+    error: (caught: unknown) => {
+      options.signal?.removeEventListener('abort', onAbort);
+      const error = new TroupeError(`internal run error: ${asError(caught).message}`, { cause: caught });
+      params.sink({ type: 'run_failed', runId: params.runId, path: [params.agent.name], agent: params.agent.name, error, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, requests: 0 }, turns: 0 });
+      settle({ status: 'failed', runId: params.runId, error });
     },
   });
-  core.attachRun(actor);
   function cancel(reason: string): void {
-    if (!finished) core.requestCancel(new RunCancelled(reason));
-  }
-  if (options.signal) {
-    if (options.signal.aborted) queueMicrotask(onAbort);
-    else options.signal.addEventListener('abort', onAbort, { once: true });
+    if (actor.getSnapshot().status === 'active') actor.send({ type: 'CANCEL', error: new RunCancelled(reason) });
   }
   actor.start();
-  actor.send({ type: 'START' });
-  return { core, actor, done, cancel };
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  queueMicrotask(() => {
+    if (actor.getSnapshot().status === 'active') actor.send({ type: 'START' });
+  });
+  return { actor, outcome, cancel };
 }
 
 function abortReason(signal: AbortSignal): string {
   const reason: unknown = signal.reason;
   if (reason instanceof RunCancelled) return reason.reason;
-  if (reason instanceof Error) return reason.message || 'aborted';
+  if (reason instanceof Error) return reason.message || reason.name || 'aborted';
   return typeof reason === 'string' ? reason : 'aborted';
 }

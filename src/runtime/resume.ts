@@ -12,9 +12,10 @@ export interface RestoredRun {
   readonly toolCalls: number;
   /**
    * The last turn when it did not end: its reply and the results already stored, so only
-   * the calls without a result run again (under the same turn number).
+   * the calls without a result run again (under the same turn number). Results are keyed by
+   * the call's index in the reply; a repeated call id pairs with its occurrences in order.
    */
-  readonly openTurn: { readonly reply: AssistantMessage; readonly results: ReadonlyMap<string, ToolResultMessage> } | undefined;
+  readonly openTurn: { readonly reply: AssistantMessage; readonly results: ReadonlyMap<number, ToolResultMessage> } | undefined;
 }
 
 /**
@@ -26,7 +27,7 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
   const transcript: Message[] = [];
   let turn = 0;
   let toolCalls = 0;
-  let open: { reply: AssistantMessage; results: Map<string, ToolResultMessage> } | undefined;
+  let open: { reply: AssistantMessage; results: Map<number, ToolResultMessage> } | undefined;
   entries.forEach((entry, index) => {
     switch (entry.kind) {
       case 'input':
@@ -43,10 +44,12 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
       case 'result': {
         const result = entry.message as ToolResultMessage;
         transcript.push(result);
-        if (!open || !open.reply.toolCalls.some((c) => c.id === result.callId)) {
+        const turn = open;
+        const at = turn ? turn.reply.toolCalls.findIndex((c, i) => c.id === result.callId && !turn.results.has(i)) : -1;
+        if (!turn || at < 0) {
           throw new UserError(`Checkpoint entry ${index + 1} is a result for call '${result.callId}', which the stored turn did not request.`);
         }
-        open.results.set(result.callId, result);
+        turn.results.set(at, result);
         break;
       }
       case 'turn_end':

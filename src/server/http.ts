@@ -56,13 +56,18 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export type FieldSpec =
+export type FieldSpec = (
   | { readonly type: 'string'; readonly nonEmpty?: boolean; readonly maxLength?: number }
-  | { readonly type: 'enum'; readonly values: readonly string[] };
+  | { readonly type: 'enum'; readonly values: readonly string[] }
+) & {
+  /** The field may be left out (it is then absent from the result). Required by default. */
+  readonly optional?: boolean;
+};
 
 /**
- * Parses a JSON object body and checks it against `fields` (all required). Messages are
- * part of the API: malformed JSON, a non-object, unknown, missing and mistyped fields.
+ * Parses a JSON object body and checks it against `fields` (required unless `optional`).
+ * Messages are part of the API: malformed JSON, a non-object, unknown, missing and
+ * mistyped fields.
  */
 export function parseJsonObject(text: string, req: IncomingMessage, fields: Record<string, FieldSpec>): Record<string, string> {
   const type = req.headers['content-type'];
@@ -89,7 +94,10 @@ export function parseJsonObject(text: string, req: IncomingMessage, fields: Reco
   const out: Record<string, string> = {};
   for (const [name, spec] of Object.entries(fields)) {
     const value = (body as Record<string, unknown>)[name];
-    if (value === undefined) throw new HttpError(400, 'missing_field', `Missing field '${name}'.`);
+    if (value === undefined) {
+      if (spec.optional) continue;
+      throw new HttpError(400, 'missing_field', `Missing field '${name}'.`);
+    }
     if (spec.type === 'enum') {
       if (typeof value !== 'string' || !spec.values.includes(value)) {
         throw new HttpError(400, 'invalid_field', `Field '${name}' must be ${spec.values.map((v) => JSON.stringify(v)).join(' or ')}.`);

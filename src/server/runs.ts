@@ -3,8 +3,9 @@ import type { Agent } from '../agent.js';
 import type { InspectionFeed } from '../inspect/feed.js';
 import { errorToWire, sanitize } from '../inspect/sanitize.js';
 import type { ApprovalState, RunStatusWire, WireError, WireRunEvent } from '../inspect/wire.js';
+import type { PendingApproval } from '../runtime/approvals.js';
 import { Runner, type RunHandle } from '../runtime/runner.js';
-import type { RunOptions } from '../runtime/run-core.js';
+import type { RunOptions } from '../runtime/run-options.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { ApprovalRequiredEvent, RunEvent, Usage } from '../types.js';
 import { RUN_EVENT_LIMITS, feedRunEvent, serializeRunEvent } from './serialize.js';
@@ -15,19 +16,31 @@ export interface RunSubscriber {
   end(): void;
 }
 
+/** A call waiting for a decision through the API (`GET /api/runs/:id` → `pendingApprovals`). */
 export interface PendingApprovalView {
+  /** Unique in the run tree: decide by this (`POST /api/chat/approve {approvalId}`). */
+  readonly approvalId: string;
+  /** The run that waits: the server run itself or one of its sub-runs. */
   readonly runId: string;
+  /** The model's call id; not unique across sub-runs. */
   readonly callId: string;
   readonly tool: string;
   readonly args: unknown;
   readonly path: readonly string[];
   readonly agent: string;
+  /** When the runtime opened the request (epoch ms). */
   readonly since: number;
+  /** When the server denies it undecided (epoch ms); undefined with `approvalTimeoutMs: Infinity`. */
   readonly deadline: number | undefined;
 }
 
-interface Hold extends PendingApprovalView {
-  resolve(state: ApprovalState): void;
+/** One approval the server tracks, from the first time it saw it waiting until it is decided. */
+interface Hold {
+  readonly view: PendingApprovalView;
+  /** Settles with the final state once the call is decided (by the API, the timeout or the run). */
+  readonly done: Promise<ApprovalState>;
+  /** Records the final state (the first call wins) and publishes it. */
+  finish(state: ApprovalState): void;
 }
 
 export interface RunSummary {
@@ -68,6 +81,10 @@ export interface RunStartParams {
  * or the run decides it otherwise (cancel). Pulling past it would hand the call to the
  * agent's approvalHandler and deny it when there is none; holding keeps the decision with
  * the API. Events of calls already in flight wait in the run's buffer meanwhile.
+ *
+ * Holds are keyed by `approvalId`, never by call id: two sub-runs may both wait on a call
+ * `k1`. Every call the runtime lists as waiting is tracked (published to the feed, timed,
+ * decidable), also the ones whose events sit in the buffer behind the one held.
  */
 export class ServerRun {
   readonly id: string;
@@ -109,6 +126,10 @@ export class ServerRun {
       ...(params.checkpointStore ? { checkpoint: { store: params.checkpointStore, runId: this.id } } : {}),
     };
     this.handle = Runner.stream(params.agent, params.input, options);
+    // Every waiting call is held from the moment it opens, even while the consumer reads earlier events.
+    this.handle.approvals.onOpened((approval) => {
+      if (!this.holds.has(approval.approvalId)) this.track(approval);
+    });
     this.feed.track(this.id, this.handle.actor);
     this.done = this.consume();
   }
@@ -132,20 +153,26 @@ export class ServerRun {
     return () => void this.subscribers.delete(subscriber);
   }
 
+  /** Calls of this run tree waiting for a decision, in the order the runtime opened them. */
   pendingApprovals(): PendingApprovalView[] {
-    return [...this.holds.values()].map(({ resolve: _resolve, ...view }) => view);
+    const views: PendingApprovalView[] = [];
+    for (const approval of this.sync()) {
+      const hold = this.holds.get(approval.approvalId);
+      if (hold) views.push(hold.view);
+    }
+    return views;
   }
 
   /**
-   * Decides a waiting call (also one of a sub-run, or one the consumer has not reached
-   * yet). Returns false when no call with that id is waiting.
+   * Decides the waiting call `approvalId` (of this run or a sub-run; also one the consumer
+   * has not reached yet). `reason` (deny only) reaches the model with the denial. Returns
+   * false when no call with that approval id is waiting; never throws for an unknown id.
    */
-  decide(callId: string, approve: boolean): boolean {
-    const decided = approve ? this.handle.approvals.approve(callId) : this.handle.approvals.reject(callId);
+  decide(approvalId: string, approve: boolean, reason?: string): boolean {
+    if (!this.sync().some((approval) => approval.approvalId === approvalId)) return false;
+    const decided = approve ? this.handle.approvals.approve(approvalId) : this.handle.approvals.reject(approvalId, reason);
     if (!decided) return false;
-    const state: ApprovalState = approve ? 'approved' : 'denied';
-    const hold = this.holds.get(callId);
-    if (hold) hold.resolve(state);
+    this.holds.get(approvalId)?.finish(approve ? 'approved' : 'denied');
     return true;
   }
 
@@ -216,55 +243,76 @@ export class ServerRun {
     this.publishRun(this.feed.isInspecting(this.id));
   }
 
-  /** Keeps the consumer at this event until the call is decided, times out, or is decided by the run itself. */
+  /**
+   * Keeps the consumer at this event until the call is decided, times out, or is decided by
+   * the run itself. Calls waiting behind it (their events are still buffered) are tracked
+   * as they open (`approvals.onOpened`), so the API and the feed see every waiting call.
+   */
   private async hold(event: ApprovalRequiredEvent): Promise<void> {
-    const callId = event.call.id;
-    if (!this.handle.approvals.pending().includes(callId)) return;
-    const since = Date.now();
+    this.sync();
+    const hold = this.holds.get(event.approvalId);
+    if (!hold) return; // decided before the consumer got here
+    await hold.done;
+  }
+
+  /** Starts tracking every call the runtime lists as waiting that is not tracked yet; returns that list. */
+  private sync(): PendingApproval[] {
+    const waiting = this.handle.approvals.pending();
+    for (const approval of waiting) if (!this.holds.has(approval.approvalId)) this.track(approval);
+    return waiting;
+  }
+
+  private track(approval: PendingApproval): void {
+    const { approvalId } = approval;
+    const since = approval.requestedAt;
     const timed = Number.isFinite(this.approvalTimeoutMs);
     const deadline = timed ? since + this.approvalTimeoutMs : undefined;
     const view: PendingApprovalView = {
-      runId: event.runId,
-      callId,
-      tool: event.call.name,
-      args: sanitize(event.args, RUN_EVENT_LIMITS),
-      path: event.path,
-      agent: event.agent,
+      approvalId,
+      runId: approval.runId,
+      callId: approval.callId,
+      tool: approval.tool,
+      args: sanitize(approval.args, RUN_EVENT_LIMITS),
+      path: approval.path,
+      agent: approval.agent,
       since,
       deadline,
     };
+    let resolve!: (state: ApprovalState) => void;
+    const done = new Promise<ApprovalState>((r) => (resolve = r));
+    let settled = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (state: ApprovalState): void => {
+      if (settled) return;
+      settled = true;
+      if (timer) clearTimeout(timer);
+      this.holds.delete(approvalId);
+      this.publishApproval(view, state);
+      resolve(state);
+    };
+    this.holds.set(approvalId, { view, done, finish });
     this.publishApproval(view, 'pending');
-    const state = await new Promise<ApprovalState>((resolve) => {
-      let settled = false;
-      const timer = timed
-        ? setTimeout(() => {
-            if (this.handle.approvals.reject(callId)) finish('timed_out');
-          }, this.approvalTimeoutMs)
-        : undefined;
-      const finish = (result: ApprovalState): void => {
-        if (settled) return;
-        settled = true;
-        if (timer) clearTimeout(timer);
-        this.holds.delete(callId);
-        resolve(result);
-      };
-      this.holds.set(callId, { ...view, resolve: finish });
-      // Cancellation, an aborted sub-run or a runtime timeout decide without us: notice it.
-      void this.handle.approvals.settled(callId).then(() => finish('cancelled'));
-    });
-    this.publishApproval(view, state);
+    if (deadline !== undefined) {
+      // Measured from when the runtime opened it, also for a call found waiting later.
+      timer = setTimeout(() => {
+        if (this.handle.approvals.reject(approvalId)) finish('timed_out');
+      }, Math.max(0, deadline - Date.now()));
+    }
+    // Cancellation, an aborted sub-run or a runtime timeout decide without us: notice it.
+    void this.handle.approvals.settled(approvalId).then((approved) => finish(approved === true ? 'approved' : 'cancelled'));
   }
 
-  /** Resolves holds whose call the run has already decided (e.g. right after a cancel). */
+  /** Finishes holds whose call the run has already decided (e.g. right after a cancel). */
   private settleDecidedHolds(state: ApprovalState): void {
-    const waiting = new Set(this.handle.approvals.pending());
-    for (const hold of [...this.holds.values()]) if (!waiting.has(hold.callId)) hold.resolve(state);
+    const waiting = new Set(this.handle.approvals.pending().map((approval) => approval.approvalId));
+    for (const [approvalId, hold] of [...this.holds]) if (!waiting.has(approvalId)) hold.finish(state);
   }
 
   private publishApproval(view: PendingApprovalView, state: ApprovalState): void {
     this.feed.publish({
       kind: 'approval',
       run: this.id,
+      approvalId: view.approvalId,
       runId: view.runId,
       callId: view.callId,
       tool: view.tool,

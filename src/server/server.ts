@@ -3,9 +3,10 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import type { AddressInfo } from 'node:net';
 import type { Agent } from '../agent.js';
 import { InspectionFeed, type InspectMode } from '../inspect/feed.js';
-import type { RunOptions } from '../runtime/run-core.js';
+import type { RunOptions } from '../runtime/run-options.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import { HttpError, SseStream, checkBearer, parseJsonObject, readBody, sendError, sendJson } from './http.js';
+import { findApproval } from './find-approval.js';
 import { RunRegistry, ServerRun } from './runs.js';
 import { findInspectorDir, serveStatic } from './static.js';
 
@@ -69,13 +70,17 @@ export interface TroupeServer {
 }
 
 const DEFAULT_APPROVAL_TIMEOUT_MS = 300_000;
+/** Longest accepted denial reason (characters). */
+const MAX_REASON_CHARS = 2_000;
 const RUN_ID = /^\/api\/runs\/([^/]+)$/;
 
 /**
  * The troupe HTTP server (node:http, loopback by default):
  *
  * - `POST /api/chat {agent, input}` → SSE of run events (`X-Run-Id` header)
- * - `POST /api/chat/approve {runId, callId, decision: "approve"|"deny"}`
+ * - `POST /api/chat/approve {approvalId | runId+callId, decision: "approve"|"deny", reason?}`
+ *   (`approvalId` from `pendingApprovals` or the `approval_required` event; call ids are
+ *   not unique across sub-runs; see `findApproval` for how a body is matched)
  * - `POST /api/chat/cancel {runId}`
  * - `GET /api/runs`, `GET /api/runs/:id`, `GET /api/agents`
  * - `GET /api/inspect` → SSE of inspector wire records (history replayed first)
@@ -139,17 +144,21 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
       }
       case 'POST /api/chat/approve': {
         const body = parseJsonObject(await readBody(req, maxBodyBytes), req, {
-          runId: { type: 'string', nonEmpty: true },
-          callId: { type: 'string', nonEmpty: true },
+          approvalId: { type: 'string', nonEmpty: true, optional: true },
+          runId: { type: 'string', nonEmpty: true, optional: true },
+          callId: { type: 'string', nonEmpty: true, optional: true },
           decision: { type: 'enum', values: ['approve', 'deny'] },
+          reason: { type: 'string', maxLength: MAX_REASON_CHARS, optional: true },
         });
-        const run = registry.get(body.runId!);
-        if (!run) throw new HttpError(404, 'run_not_found', `No run '${body.runId}'.`);
         const approve = body.decision === 'approve';
-        if (!run.decide(body.callId!, approve)) {
-          throw new HttpError(404, 'approval_not_found', `No approval pending for call '${body.callId}' in run '${body.runId}'.`);
+        if (approve && body.reason !== undefined) throw new HttpError(400, 'invalid_field', 'Field \'reason\' is only allowed with decision "deny".');
+        const { run, approval } = findApproval(registry.active(), body);
+        // An empty reason is no reason.
+        if (!run.decide(approval.approvalId, approve, body.reason || undefined)) {
+          // Decided by someone else between the lookup and now.
+          throw new HttpError(404, 'approval_not_found', `No approval '${approval.approvalId}' is waiting.`);
         }
-        return sendJson(res, 200, { runId: run.id, callId: body.callId, decision: body.decision });
+        return sendJson(res, 200, { runId: approval.runId, approvalId: approval.approvalId, callId: approval.callId, decision: body.decision });
       }
       case 'POST /api/chat/cancel': {
         const body = parseJsonObject(await readBody(req, maxBodyBytes), req, { runId: { type: 'string', nonEmpty: true } });

@@ -1,22 +1,33 @@
-import type { AnyActorRef } from 'xstate';
+import type { AnyActorLogic, AnyActorRef } from 'xstate';
 import type { Budget, Message, Usage } from '../types.js';
 import type { Mailbox, RunContext } from './context.js';
 
-/** What a call context reads from its run; implemented by the run core. */
-export interface CallContextHost<Deps> {
+/** Internal key of a call context's port to its own run (not exported from the package). */
+export const RUN_PORT: unique symbol = Symbol('troupe.runPort');
+
+/**
+ * What a call may do with the run it belongs to: read views of it and send it messages.
+ * Built by the run from closures over its own state; a port is never handed to another run
+ * (a sub-run gets data and its parent's address in its input, not this).
+ */
+export interface RunPort {
   readonly runId: string;
-  readonly deps: Deps;
+  readonly deps: unknown;
+  /** Read-only view of the transcript (appended in place by the run). */
   readonly transcript: readonly Message[];
-  readonly usage: Usage;
   readonly budget: Budget | undefined;
   readonly mailbox: Mailbox;
-  readonly runSignal: AbortSignal;
-  readonly agentView: { readonly name: string };
-  progress(callId: string, progress: unknown): void;
-  /** Handoff tools: make `target` the active agent when the turn ends. */
-  requestHandoff(target: any, inputFilter?: (transcript: readonly Message[]) => Message[]): void;
-  /** Agent-as-tool: start `agent` as a child run spawned by this call's actor. */
-  startSubRun(agent: any, input: string, options: { maxTurns?: number; budget?: Budget }, ctx: CallContext<Deps>): { readonly done: Promise<{ runId: string; output: string; agent: string; turns: number; usage: Usage }> };
+  readonly signal: AbortSignal;
+  /** The run actor's logic: sub-runs run on the same chart. */
+  readonly logic: AnyActorLogic;
+  usage(): Usage;
+  agentView(): { readonly name: string };
+  /** Emits tool_call_progress for the call `key` while it runs. */
+  progress(key: string, progress: unknown): void;
+  /** A message to the run actor (e.g. `handoff.request`). */
+  send(event: { type: string; [key: string]: unknown }): void;
+  /** The input of a sub-run started by call `key`: its own run id, the tree's sinks, every ancestor's budget. */
+  subRunInput(agent: unknown, input: string, options: { maxTurns?: number; budget?: Budget }, key: string): unknown;
 }
 
 /**
@@ -27,28 +38,36 @@ export interface CallContextHost<Deps> {
 export class CallContext<Deps = unknown> implements RunContext<Deps> {
   /** Per-attempt signal while an attempt with a timeout runs. */
   attemptSignal: AbortSignal | undefined;
-  /** The tool-call actor running this call (set when it starts); sub-runs hang from it. */
+  /** The tool-call actor running this call (set when it starts); sub-runs are its children. */
   actor: AnyActorRef | undefined;
   readonly agent: { readonly name: string };
+  readonly [RUN_PORT]: RunPort;
 
   constructor(
-    /** The run this call belongs to. Internal: for handoff and agent-as-tool plumbing. */
-    readonly host: CallContextHost<Deps>,
+    port: RunPort,
     readonly callId: string,
     readonly turn: number,
+    /** Unique in the run (`<turn>.<index>`); the model's callId may repeat. */
+    readonly key: string,
   ) {
-    this.agent = host.agentView;
+    this[RUN_PORT] = port;
+    this.agent = port.agentView();
   }
 
-  get runId(): string { return this.host.runId; }
-  get deps(): Deps { return this.host.deps; }
-  get transcript(): readonly Message[] { return this.host.transcript; }
-  get usage(): Readonly<Usage> { return { ...this.host.usage }; }
-  get budget(): Readonly<Budget> | undefined { return this.host.budget; }
-  get mailbox(): Mailbox { return this.host.mailbox; }
-  get signal(): AbortSignal { return this.attemptSignal ?? this.host.runSignal; }
+  get runId(): string { return this[RUN_PORT].runId; }
+  get deps(): Deps { return this[RUN_PORT].deps as Deps; }
+  get transcript(): readonly Message[] { return this[RUN_PORT].transcript; }
+  get usage(): Readonly<Usage> { return this[RUN_PORT].usage(); }
+  get budget(): Readonly<Budget> | undefined { return this[RUN_PORT].budget; }
+  get mailbox(): Mailbox { return this[RUN_PORT].mailbox; }
+  get signal(): AbortSignal { return this.attemptSignal ?? this[RUN_PORT].signal; }
 
   onUpdate(progress: unknown): void {
-    this.host.progress(this.callId, progress);
+    this[RUN_PORT].progress(this.key, progress);
   }
+}
+
+/** The port of a context built by troupe, or undefined for a hand-made RunContext. */
+export function portOf(ctx: RunContext<any>): RunPort | undefined {
+  return ctx instanceof CallContext ? ctx[RUN_PORT] : undefined;
 }

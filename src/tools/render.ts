@@ -21,21 +21,43 @@ function jsonReplacer(_key: string, value: unknown): unknown {
   return value;
 }
 
-/** Tool renderer, else agent renderer, else default. A throwing renderer is reported as a tool error. */
+export interface Rendered {
+  readonly output: string;
+  readonly isError: boolean;
+}
+
+/**
+ * Tool renderer, else agent renderer, else default. A renderer may return a Promise: its
+ * value is awaited. A throwing or rejecting renderer is reported as a tool error (the tool
+ * is not run again). Never throws and never rejects.
+ */
 export function renderSuccess(
   value: unknown,
   ctx: RunContext<any>,
   toolRenderer: ResultRenderer | undefined,
   agentRenderer: ResultRenderer | undefined,
-): { output: string; isError: boolean } {
+): Rendered | Promise<Rendered> {
   const renderer = toolRenderer ?? agentRenderer;
   if (!renderer) return { output: defaultRender(value), isError: false };
   try {
-    const rendered = renderer(value, ctx);
-    return { output: typeof rendered === 'string' ? rendered : defaultRender(rendered), isError: false };
+    const rendered: unknown = renderer(value, ctx);
+    if (isThenable(rendered)) return Promise.resolve(rendered).then(renderedText, renderFailed);
+    return renderedText(rendered);
   } catch (error) {
-    return { output: `Tool error: result rendering failed: ${errorText(error)}`, isError: true };
+    return renderFailed(error);
   }
+}
+
+function renderedText(rendered: unknown): Rendered {
+  return { output: typeof rendered === 'string' ? rendered : defaultRender(rendered), isError: false };
+}
+
+function renderFailed(error: unknown): Rendered {
+  return { output: `Tool error: result rendering failed: ${errorText(error)}`, isError: true };
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
 /** "Tool error: <message or class name>" plus the ToolError hint line. */
@@ -44,7 +66,15 @@ export function formatToolError(error: unknown): string {
   return error instanceof ToolError && error.hint ? `${base}\n  hint: ${error.hint}` : base;
 }
 
-function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message || error.constructor.name || error.name;
-  return typeof error === 'string' && error ? error : defaultRender(error);
+/** An error's message; with no message, its class name (a thrown non-Error object: its class name, or its JSON). */
+export function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message || error.constructor.name || error.name || 'Error';
+  if (typeof error === 'string') return error || 'empty error';
+  if (typeof error === 'object' && error !== null) {
+    const name = (error as { constructor?: { name?: unknown } }).constructor?.name;
+    const message = (error as { message?: unknown }).message;
+    if (typeof message === 'string' && message) return message;
+    if (typeof name === 'string' && name && name !== 'Object') return name;
+  }
+  return defaultRender(error) || String(error);
 }

@@ -3,7 +3,8 @@ import { UserError } from '../errors.js';
 import type { RunContext } from './context.js';
 import { toModelSchema, type JsonSchema } from './schema.js';
 
-export type ResultRenderer = (result: unknown, ctx: RunContext<any>) => string;
+/** Turns a tool's value into the text the model sees; may be async (its value is awaited). */
+export type ResultRenderer = (result: unknown, ctx: RunContext<any>) => string | Promise<string>;
 
 /**
  * Wraps one attempt of a tool: receives the next link of the chain, the raw (unvalidated)

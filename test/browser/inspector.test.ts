@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemoServer, type TroupeServer } from '../../src/server/index.js';
+import { createServer, startDemoServer, type TroupeServer } from '../../src/server/index.js';
+import { twinRefundsFactory } from '../server/agents.js';
 
 /**
  * The inspector page in a real browser: Debian's Chromium driven by playwright-core (no
@@ -94,6 +95,13 @@ describe.skipIf(!haveChromium)('inspector page (Chromium)', () => {
     await page.waitForSelector('#approvals li.approval[data-call-id="call_book"]', { timeout: 15_000 });
     const runId = (await page.locator('#runs li.run').first().getAttribute('data-run'))!;
     expect(server.run(runId)?.status).toBe('running');
+    // The card is the server's pending approval: keyed by approval id, naming the run that waits and who asked.
+    const [pending] = server.run(runId)!.pendingApprovals();
+    const card = page.locator('#approvals li.approval[data-call-id="call_book"]');
+    expect(await card.getAttribute('data-approval-id')).toBe(pending!.approvalId);
+    expect(await card.getAttribute('data-run-id')).toBe(pending!.runId);
+    expect(await card.locator('.approval-run').textContent()).toBe(`run ${pending!.runId}`);
+    expect(await card.locator('.approval-path').textContent()).toBe(`${pending!.path.join(' › ')} · call_book`);
 
     // (a) The statechart: nested states drawn from the definition, the active one highlighted.
     await page.waitForSelector('#chart svg.statechart [data-state-id="run.turn.executing.approvalWait"].active.leaf');
@@ -111,14 +119,17 @@ describe.skipIf(!haveChromium)('inspector page (Chromium)', () => {
     // (b) The actor tree: run → executor → tool calls → sub-run → its tool calls.
     const rootItem = page.locator(`#tree li.actor.run[data-actor-id="${runId}"]`);
     await expect.poll(() => rootItem.getAttribute('data-status')).toBe('active');
-    const research = rootItem.locator('li.actor.toolCall[data-actor-id="call_research"]');
+    // Tool-call actors are named `<turn>.<index>` and show the model's call id; sub-runs are `<runId>/<turn>.<index>`.
+    const research = rootItem.locator('li.actor.toolCall[data-call-id="call_research"]');
     expect(await research.getAttribute('data-status')).toBe('done');
-    const subRun = research.locator(`li.actor.run[data-actor-id="${runId}/call_research"]`);
+    expect(await research.getAttribute('data-actor-id')).toBe('2.0');
+    expect(await research.locator(':scope > .actor-label .actor-detail').textContent()).toBe('ask_research · call_research');
+    const subRun = research.locator(`li.actor.run[data-actor-id="${runId}/2.0"]`);
     expect(await subRun.getAttribute('data-status')).toBe('done');
-    expect(await subRun.locator('li.actor.toolCall').evaluateAll((els) => els.map((el) => el.getAttribute('data-actor-id')).sort())).toEqual([
-      'call_flights',
-      'call_weather_paris',
-      'call_weather_rome',
+    expect(await subRun.locator('li.actor.toolCall').evaluateAll((els) => els.map((el) => [el.getAttribute('data-actor-id'), el.getAttribute('data-call-id')]))).toEqual([
+      ['1.0', 'call_weather_paris'],
+      ['1.1', 'call_weather_rome'],
+      ['1.2', 'call_flights'],
     ]);
     expect(await rootItem.locator('li.actor.promise[data-actor-id="approval"]').getAttribute('data-status')).toBe('active');
 
@@ -169,7 +180,7 @@ describe.skipIf(!haveChromium)('inspector page (Chromium)', () => {
     const runId = res.headers.get('x-run-id')!;
     void res.text();
     await expect.poll(() => server.run(runId)?.pendingApprovals().length ?? 0).toBe(1);
-    server.run(runId)!.decide('call_book', true);
+    expect(server.run(runId)!.decide(server.run(runId)!.pendingApprovals()[0]!.approvalId, true)).toBe(true);
     await expect.poll(() => server.run(runId)?.status).toBe('completed');
 
     const page = await browser.newPage();
@@ -187,4 +198,54 @@ describe.skipIf(!haveChromium)('inspector page (Chromium)', () => {
     expect(await page.locator('#timeline .lane[data-call-id="call_book"]').getAttribute('data-status')).toBe('ok');
     await page.close();
   }, 30_000);
+
+  it('two sub-runs waiting on the same call id get two cards; each button decides only its own', async () => {
+    const refunded: number[] = [];
+    const twins = await createServer({ agents: { twins: twinRefundsFactory(refunded) }, inspect: 'always', inspectorDir: pageDir });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1600, height: 1100 } });
+      const errors: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      await page.goto(twins.inspectorUrl);
+      await page.waitForSelector('#conn[data-state="open"]');
+      await page.waitForSelector('#agent option[value="twins"]', { state: 'attached' });
+      await page.click('#run-button');
+      await expect.poll(() => page.locator('#approvals li.approval[data-call-id="k1"]').count(), { timeout: 15_000 }).toBe(2);
+      const runId = (await page.locator('#runs li.run').first().getAttribute('data-run'))!;
+      const pending = twins.run(runId)!.pendingApprovals();
+      expect(pending).toHaveLength(2);
+      const small = pending.find((p) => (p.args as { cents: number }).cents === 100)!;
+      const large = pending.find((p) => (p.args as { cents: number }).cents === 999_999)!;
+      const cardOf = (approvalId: string) => page.locator(`#approvals li.approval[data-approval-id="${approvalId}"]`);
+      for (const approval of [small, large]) {
+        const card = cardOf(approval.approvalId);
+        expect(await card.getAttribute('data-run-id')).toBe(approval.runId);
+        expect(await card.locator('.approval-run').textContent()).toBe(`run ${approval.runId}`);
+        expect(await card.locator('.approval-path').textContent()).toBe(`desk › ${approval.agent} · k1`);
+      }
+      // One lane per call, keyed by run and call id (tool-call actors are named `<turn>.<index>`, not after the call).
+      const lanes = () => page.locator('#timeline .lane').evaluateAll((els) => els.map((el) => `${el.getAttribute('data-run-id')}|${el.getAttribute('data-call-id')}|${el.getAttribute('data-tool')}`).sort());
+      await expect.poll(lanes).toEqual([`${runId}|l1|ask_large`, `${runId}|s1|ask_small`, `${large.runId}|k1|refund`, `${small.runId}|k1|refund`].sort());
+      expect(await page.locator(`#timeline .lane[data-run-id="${small.runId}"][data-call-id="k1"]`).getAttribute('data-status')).toBe('waiting');
+      await shot(page, 'two-approvals');
+
+      await cardOf(small.approvalId).locator('button.approve').click();
+      await expect.poll(() => refunded).toEqual([100]);
+      await expect.poll(() => page.locator('#approvals li.approval').count()).toBe(1);
+      expect(await page.locator('#approvals li.approval').getAttribute('data-approval-id')).toBe(large.approvalId);
+      expect(twins.run(runId)!.pendingApprovals().map((p) => p.approvalId)).toEqual([large.approvalId]);
+
+      await cardOf(large.approvalId).locator('button.deny').click();
+      await page.waitForSelector(`#runs li.run[data-run="${runId}"][data-status="completed"]`, { timeout: 15_000 });
+      await page.waitForSelector('#approvals li.empty');
+      expect(refunded).toEqual([100]);
+      await expect.poll(() => page.locator(`#timeline .lane[data-run-id="${small.runId}"][data-call-id="k1"]`).getAttribute('data-status')).toBe('ok');
+      expect(await page.locator(`#timeline .lane[data-run-id="${large.runId}"][data-call-id="k1"]`).getAttribute('data-status')).toBe('rejected');
+      expect(await page.locator('#notice').textContent()).toBe(`Denied refund (k1 in ${large.runId}).`);
+      expect(errors).toEqual([]);
+      await page.close();
+    } finally {
+      await twins.close();
+    }
+  }, 60_000);
 });

@@ -313,7 +313,7 @@ export class PathExecution {
       throw new ModelMismatch(`executing bodies [${sorted(this.executing).join(',')}], model says running [${running.join(',')}] ${where}`);
     }
     if (!this.run) return;
-    const pending = sorted(this.run.approvals.pending());
+    const pending = sorted(this.run.approvals.pending().map((p) => p.callId));
     if (!same(pending, sorted(want('awaiting')))) {
       throw new ModelMismatch(`approvals pending [${pending.join(',')}], model says awaiting [${want('awaiting').join(',')}] ${where}`);
     }

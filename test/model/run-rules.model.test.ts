@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { enqueueActions } from 'xstate';
+import { admitCalls } from '../../src/runtime/run-calls.js';
 import type { AdjacencyValue } from 'xstate/graph';
 import { Runner, getRunMachine } from '../../src/index.js';
-import type { RunCore } from '../../src/runtime/run-core.js';
+import { dispatchApproved } from '../../src/runtime/run-calls.js';
+import type { RunMachineContext } from '../../src/machines/run.machine.js';
 import { InvariantViolation, executePath, type ApprovalMode } from './execute-path.js';
 import { launchOn, mutantRunMachine, type Launcher } from './harness.js';
 import { generatePaths, pathEvents, serializeTurn, type CallSpec, type TurnEvent, type TurnPath, type TurnSnapshot } from './turn-model.js';
@@ -137,7 +140,8 @@ describe('mutants: a run machine with one broken rule fails the suite', () => {
   });
 
   it.each(MODES)('applyApproval ignoring the decision breaks invariant (1) on the DENY paths only (%s consumer)', async (mode) => {
-    const alwaysApprove = mutantRunMachine({ actions: { applyApproval: ({ context }) => (context.run as RunCore).applyApproval(true) } });
+    // The denial's action runs the call instead of rejecting it.
+    const alwaysApprove = mutantRunMachine({ actions: { rejectDenied: ({ context }: { context: RunMachineContext }) => dispatchApproved(context.run) } });
     const results = await outcomes(launchOn(alwaysApprove), mode);
     // Whether the checker sees the body start before or after it records the denial depends on
     // the consumer mode; both are invariant (1).
@@ -158,8 +162,8 @@ describe('mutants: a run machine with one broken rule fails the suite', () => {
     });
   });
 
-  it('haltedToRunAlone always false (skips the barrier) fails every path: C never runs', async () => {
-    const results = await outcomes(launchOn(mutantRunMachine({ guards: { haltedToRunAlone: () => false } })), 'ask');
+  it('preflight.alone treated as done (skips the barrier) fails every path: C never runs', async () => {
+    const results = await outcomes(launchOn(mutantRunMachine({ actions: { admitCalls: enqueueActions(({ context, enqueue }) => { const verdict = admitCalls((context as RunMachineContext).run); enqueue.raise({ type: verdict === 'preflight.alone' ? 'preflight.done' : verdict }); }) } })), 'ask');
     // The run drains past C and D; the afterTools safety net gives them synthetic results,
     // so invariant (3) holds, but the comparison with the model sees C never start.
     expect(results.map((r) => r.error?.name)).toEqual(paths.map(() => 'ModelMismatch'));
@@ -169,8 +173,7 @@ describe('mutants: a run machine with one broken rule fails the suite', () => {
   // Guards whose breakage stalls the run without breaking an invariant outright:
   // the comparison with the abstract model catches them on every path.
   it.each([
-    ['haltedForApproval always false (never waits for an approval)', { haltedForApproval: () => false }],
-    ['nothingInFlight always false (the barrier never opens)', { nothingInFlight: () => false }],
+        ['nothingInFlight always false (the barrier never opens)', { nothingInFlight: () => false }],
   ] as const)('%s fails every path', async (_name, guards) => {
     const results = await outcomes(launchOn(mutantRunMachine({ guards })), 'ask');
     expect(results.map((r) => r.error?.name)).toEqual(paths.map(() => 'ModelMismatch'));

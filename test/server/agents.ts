@@ -58,3 +58,44 @@ export function slowAgentFactory(gates: Array<Deferred<void>>): () => Agent {
     });
   };
 }
+
+/**
+ * Two agent-as-tool sub-runs in parallel whose models both call `refund` with call id `k1`
+ * (100 and 999,999 cents), each needing an approval. `executed` gets the cents of every
+ * refund that really ran.
+ */
+export function twinRefundsFactory(executed: number[]): () => Agent {
+  return () => {
+    const refund = tool({
+      name: 'refund',
+      description: 'Refund an order.',
+      parameters: z.object({ orderId: z.string(), cents: z.number() }),
+      needsApproval: true,
+      execute: async ({ orderId, cents }) => {
+        executed.push(cents);
+        return `refunded ${cents} cents on ${orderId}`;
+      },
+    });
+    const small = new Agent({
+      name: 'small',
+      model: new ScriptedModel([call('refund', { orderId: 'A1', cents: 100 }, 'k1'), text('small done')]),
+      tools: [refund],
+    });
+    const large = new Agent({
+      name: 'large',
+      model: new ScriptedModel([call('refund', { orderId: 'B2', cents: 999_999 }, 'k1'), text('large done')]),
+      tools: [refund],
+    });
+    return new Agent({
+      name: 'desk',
+      model: new ScriptedModel([
+        batch([
+          ['ask_small', { input: 'refund A1' }, 's1'],
+          ['ask_large', { input: 'refund B2' }, 'l1'],
+        ]),
+        text('both handled'),
+      ]),
+      tools: [small.asTool(), large.asTool()],
+    });
+  };
+}

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createActor } from 'xstate';
+import { createActor, createMachine } from 'xstate';
 import { demoAgent } from '../../src/cli/demo.js';
 import { getRunMachine } from '../../src/index.js';
 import { activeStateIds, sanitize, walkMachine, type WireStateNode } from '../../src/inspect/index.js';
@@ -69,9 +69,10 @@ describe('inspection feed: replay', () => {
     expect(definition!.seq).toBeLessThan(root.seq);
     const executor = actors.find((a) => a.logic === 'executor')!;
     expect(executor).toMatchObject({ actorId: 'tools', parentSessionId: root.sessionId });
+    // Tool-call actors are named `<turn>.<index>` (the model's call ids c1, c2 need not be unique).
     expect(actors.filter((a) => a.logic === 'toolCall').map((a) => [a.actorId, a.parentSessionId])).toEqual([
-      ['c1', executor.sessionId],
-      ['c2', executor.sessionId],
+      ['1.0', executor.sessionId],
+      ['1.1', executor.sessionId],
     ]);
     expect(actors.filter((a) => a.logic === 'promise').map((a) => a.src)).toEqual(['modelTurn', 'modelTurn']);
 
@@ -80,10 +81,10 @@ describe('inspection feed: replay', () => {
     expect(last).toMatchObject({ status: 'done', value: 'completed', active: ['run', 'run.completed'] });
     // The run machine's context is a summary, never the RunCore.
     expect(last.context).toEqual({ run: { $run: runId, agent: 'calc', turn: 2, inFlight: 0 } });
-    const callSnap = snapshots.find((s) => s.sessionId === actors.find((a) => a.actorId === 'c1')!.sessionId && s.status === 'done')!;
+    const callSnap = snapshots.find((s) => s.sessionId === actors.find((a) => a.actorId === '1.0')!.sessionId && s.status === 'done')!;
     expect(callSnap.context).toEqual({ callId: 'c1', tool: 'add' });
     expect(callSnap.output).toMatchObject({ output: '3', isError: false });
-    expect(snapshots.find((s) => s.sessionId === executor.sessionId)!.context).toEqual({ inFlight: 0 });
+    expect(snapshots.find((s) => s.sessionId === executor.sessionId)!.context).toEqual({});
 
     const microsteps = ofKind(records, 'microstep') as MicrostepRecord[];
     expect(microsteps.some((m) => m.transitions.some((t) => t.source === 'run.turn.replied' && t.targets[0] === 'run.turn.executing' && t.event === ''))).toBe(true);
@@ -117,16 +118,22 @@ describe('inspection feed: replay', () => {
     const client = await sse(server, 'POST', '/api/chat', { agent: 'demo', input: 'trip' });
     const runId = client.res.headers['x-run-id'] as string;
     await client.until((frames) => frames.some((f) => f.event === 'approval_required'));
-    await call(server, 'POST', '/api/chat/approve', { body: { runId, callId: 'call_book', decision: 'approve' } });
+    const approvalId = client.events().find((e) => e.type === 'approval_required')!.approvalId as string;
+    expect((await call(server, 'POST', '/api/chat/approve', { body: { approvalId, decision: 'approve' } })).status).toBe(200);
     await client.all();
     const records = server.feed.historyOf(runId);
     const actors = ofKind(records, 'actor') as ActorRecord[];
-    const sub = actors.find((a) => a.runId === `${runId}/call_research`)!;
+    // call_research is call 0 of the specialist's turn 2; its sub-run is `<runId>/2.0`.
+    const sub = actors.find((a) => a.runId === `${runId}/2.0`)!;
+    expect(sub).toMatchObject({ logic: 'run', actorId: `${runId}/2.0` });
     const spawner = actors.find((a) => a.sessionId === sub.parentSessionId)!;
-    expect(spawner).toMatchObject({ logic: 'toolCall', actorId: 'call_research' });
+    expect(spawner).toMatchObject({ logic: 'toolCall', actorId: '2.0' });
     const subCalls = actors.filter((a) => a.logic === 'toolCall' && actors.find((e) => e.sessionId === a.parentSessionId)?.parentSessionId === sub.sessionId);
-    expect(subCalls.map((a) => a.actorId).sort()).toEqual(['call_flights', 'call_weather_paris', 'call_weather_rome']);
-    expect(ofKind(records, 'approval').map((a) => a.state)).toEqual(['pending', 'approved']);
+    expect(subCalls.map((a) => a.actorId)).toEqual(['1.0', '1.1', '1.2']);
+    expect(ofKind(records, 'approval').map((a) => [a.approvalId, a.callId, a.state])).toEqual([
+      [approvalId, 'call_book', 'pending'],
+      [approvalId, 'call_book', 'approved'],
+    ]);
   });
 });
 
@@ -167,7 +174,7 @@ describe('inspection feed: zero cost when nobody watches', () => {
     await chat.all();
     await inspector.until((frames) => frames.some((f) => JSON.parse(f.data).kind === 'run' && JSON.parse(f.data).status === 'completed'));
     const live = inspector.records();
-    expect((ofKind(live, 'actor') as ActorRecord[]).some((a) => a.actorId === 'r1' && a.logic === 'toolCall' && !a.bootstrap)).toBe(true);
+    expect((ofKind(live, 'actor') as ActorRecord[]).some((a) => a.actorId === '1.0' && a.logic === 'toolCall' && !a.bootstrap)).toBe(true);
     expect((ofKind(live, 'microstep') as MicrostepRecord[]).some((m) => m.transitions.some((t) => t.source === 'run.turn.executing.approvalWait'))).toBe(true);
 
     // Once the last inspector leaves, new runs are not inspected again.
@@ -217,7 +224,8 @@ describe('inspection: definitions and sanitising', () => {
   });
 
   it('sanitize drops functions, replaces refs and class instances, truncates and cuts cycles', () => {
-    const actor = createActor(getRunMachine(), { input: { run: {} } });
+    // Any actor reference will do (never started).
+    const actor = createActor(createMachine({ id: 'ref' }));
     class Secret {
       constructor(readonly key = 'hidden') {}
     }

@@ -3,13 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServer, type TroupeServer } from '../../src/server/index.js';
-import type { ApprovalRecord, WireRecord } from '../../src/inspect/wire.js';
+import type { PendingApprovalView } from '../../src/server/index.js';
+import type { ApprovalRecord, WireRecord, WireRunEvent } from '../../src/inspect/wire.js';
 import type { Deferred } from '../helpers.js';
-import { brokenAgent, calcAgent, gatedAgent, slowAgentFactory } from './agents.js';
+import { brokenAgent, calcAgent, gatedAgent, slowAgentFactory, twinRefundsFactory } from './agents.js';
 import { call, eventually, openSse, trace, type SseClient } from './helpers.js';
 
 const gates: Array<Deferred<void>> = [];
-const agents = { calc: calcAgent, gated: gatedAgent, broken: brokenAgent, slow: slowAgentFactory(gates) };
+/** Cents of every refund the `twins` agent really ran (reset per test). */
+const refunded: number[] = [];
+const agents = { calc: calcAgent, gated: gatedAgent, broken: brokenAgent, slow: slowAgentFactory(gates), twins: twinRefundsFactory(refunded) };
 const open: SseClient[] = [];
 
 let server: TroupeServer;
@@ -24,6 +27,7 @@ beforeAll(async () => {
 afterEach(() => {
   for (const client of open.splice(0)) client.close();
   for (const gate of gates.splice(0)) gate.resolve();
+  refunded.length = 0;
 });
 
 afterAll(async () => {
@@ -89,9 +93,19 @@ describe('server: request validation', () => {
     ['/api/chat', 'a missing field', { agent: 'calc' }, 400, 'missing_field', "Missing field 'input'."],
     ['/api/chat', 'a mistyped field', { agent: 'calc', input: 42 }, 400, 'invalid_field', "Field 'input' must be a string."],
     ['/api/chat', 'an empty agent', { agent: '', input: 'x' }, 400, 'invalid_field', "Field 'agent' must not be empty."],
-    ['/api/chat', 'an unknown agent', { agent: 'nobody', input: 'x' }, 404, 'unknown_agent', "Unknown agent 'nobody'. Registered agents: calc, gated, broken, slow."],
+    ['/api/chat', 'an unknown agent', { agent: 'nobody', input: 'x' }, 404, 'unknown_agent', "Unknown agent 'nobody'. Registered agents: calc, gated, broken, slow, twins."],
     ['/api/chat/approve', 'a bad decision', { runId: 'r', callId: 'c', decision: 'yes' }, 400, 'invalid_field', 'Field \'decision\' must be "approve" or "deny".'],
-    ['/api/chat/approve', 'an unknown field', { runId: 'r', callId: 'c', decision: 'approve', note: 'hi' }, 400, 'unknown_field', "Unknown field 'note'. Allowed fields: runId, callId, decision."],
+    ['/api/chat/approve', 'an unknown field', { runId: 'r', callId: 'c', decision: 'approve', note: 'hi' }, 400, 'unknown_field', "Unknown field 'note'. Allowed fields: approvalId, runId, callId, decision, reason."],
+    ['/api/chat/approve', 'no decision', { approvalId: 'a' }, 400, 'missing_field', "Missing field 'decision'."],
+    ['/api/chat/approve', 'neither approvalId nor callId', { runId: 'r', decision: 'approve' }, 400, 'invalid_request', "Give 'approvalId', or 'runId' and 'callId'."],
+    ['/api/chat/approve', 'a callId without runId', { callId: 'c', decision: 'approve' }, 400, 'invalid_request', "Give 'approvalId', or 'runId' and 'callId'."],
+    ['/api/chat/approve', 'an empty approvalId', { approvalId: '', decision: 'approve' }, 400, 'invalid_field', "Field 'approvalId' must not be empty."],
+    ['/api/chat/approve', 'a mistyped approvalId', { approvalId: 7, decision: 'approve' }, 400, 'invalid_field', "Field 'approvalId' must be a string."],
+    ['/api/chat/approve', 'a mistyped reason', { approvalId: 'a', decision: 'deny', reason: ['no'] }, 400, 'invalid_field', "Field 'reason' must be a string."],
+    ['/api/chat/approve', 'a reason over 2,000 characters', { approvalId: 'a', decision: 'deny', reason: 'x'.repeat(2_001) }, 400, 'invalid_field', "Field 'reason' is longer than 2000 characters."],
+    ['/api/chat/approve', 'a reason with approve', { approvalId: 'a', decision: 'approve', reason: 'fine' }, 400, 'invalid_field', 'Field \'reason\' is only allowed with decision "deny".'],
+    ['/api/chat/approve', 'an unknown approvalId', { approvalId: 'nope', decision: 'approve' }, 404, 'approval_not_found', "No approval 'nope' is waiting."],
+    ['/api/chat/approve', 'an unknown run and call', { runId: 'run_missing', callId: 'r1', decision: 'approve' }, 404, 'approval_not_found', "No approval is waiting for call 'r1' in run 'run_missing'."],
     ['/api/chat/cancel', 'an unknown field', { runId: 'r', reason: 'x' }, 400, 'unknown_field', "Unknown field 'reason'. Allowed fields: runId."],
     ['/api/chat/cancel', 'malformed JSON', '{runId: r}', 400, 'malformed_json', 'Request body is not valid JSON.'],
   ];
@@ -168,54 +182,91 @@ describe('server: approvals', () => {
     const client = await chat(server, 'gated');
     const runId = client.res.headers['x-run-id'] as string;
     await client.until((frames) => frames.some((f) => f.event === 'approval_required'));
+    // Still waiting well after the event was delivered: the server did not pull past it.
+    await new Promise((r) => setTimeout(r, 100));
+    const pending = await call(server, 'GET', `/api/runs/${runId}`);
+    expect(pending.json.pendingApprovals).toHaveLength(1);
+    const [waiting] = pending.json.pendingApprovals;
+    expect(waiting).toEqual({
+      approvalId: waiting.approvalId,
+      runId,
+      callId: 'r1',
+      tool: 'refund',
+      args: { orderId: 'A1', cents: 6000 },
+      path: ['refunds'],
+      agent: 'refunds',
+      since: waiting.since,
+      deadline: waiting.since + 300_000,
+    });
+    expect(typeof waiting.approvalId).toBe('string');
     const approval = client.events().find((e) => e.type === 'approval_required')!;
     expect(approval).toEqual({
       type: 'approval_required',
       runId,
+      approvalId: waiting.approvalId,
       path: ['refunds'],
       agent: 'refunds',
       turn: 1,
       call: { id: 'r1', name: 'refund', arguments: '{"orderId":"A1","cents":6000}' },
       args: { orderId: 'A1', cents: 6000 },
     });
-    // Still waiting well after the event was delivered: the server did not pull past it.
-    await new Promise((r) => setTimeout(r, 100));
-    const pending = await call(server, 'GET', `/api/runs/${runId}`);
-    expect(pending.json.pendingApprovals).toMatchObject([{ runId, callId: 'r1', tool: 'refund', args: { orderId: 'A1', cents: 6000 }, path: ['refunds'] }]);
     expect(client.events().at(-1)!.type).toBe('approval_required');
 
-    const res = await call(server, 'POST', '/api/chat/approve', { body: { runId, callId: 'r1', decision: 'approve' } });
+    const res = await call(server, 'POST', '/api/chat/approve', { body: { approvalId: waiting.approvalId, decision: 'approve' } });
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ runId, callId: 'r1', decision: 'approve' });
+    expect(res.json).toEqual({ runId, approvalId: waiting.approvalId, callId: 'r1', decision: 'approve' });
     await client.all();
     expect(trace(client.events()).slice(3)).toEqual(['approval_required:r1', 'tool_call_started:r1', 'tool_call_completed:r1', 'turn_ended', 'turn_started', 'message_completed', 'turn_ended', 'run_completed']);
     expect(client.events().find((e) => e.type === 'tool_call_completed')).toMatchObject({ output: 'refunded A1', isError: false });
     // Decided: a second decision matches nothing.
-    expect((await call(server, 'POST', '/api/chat/approve', { body: { runId, callId: 'r1', decision: 'deny' } })).status).toBe(404);
+    const again = await call(server, 'POST', '/api/chat/approve', { body: { approvalId: waiting.approvalId, decision: 'deny' } });
+    expect(again.status).toBe(404);
+    expect(again.json).toEqual({ error: { code: 'approval_not_found', message: `No approval '${waiting.approvalId}' is waiting.` } });
   });
 
-  it('deny gives the model the denial', async () => {
+  it('runId + callId still decides a call of the root run; deny gives the model the denial', async () => {
     const client = await chat(server, 'gated');
     const runId = client.res.headers['x-run-id'] as string;
     await client.until((frames) => frames.some((f) => f.event === 'approval_required'));
-    expect((await call(server, 'POST', '/api/chat/approve', { body: { runId, callId: 'r1', decision: 'deny' } })).status).toBe(200);
+    const approvalId = server.run(runId)!.pendingApprovals()[0]!.approvalId;
+    const res = await call(server, 'POST', '/api/chat/approve', { body: { runId, callId: 'r1', decision: 'deny' } });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ runId, approvalId, callId: 'r1', decision: 'deny' });
     await client.all();
     const completed = client.events().find((e) => e.type === 'tool_call_completed')!;
     expect(completed).toMatchObject({ isError: true, output: "Tool error: approval denied for tool 'refund'." });
     expect(trace(client.events())).not.toContain('tool_call_started:r1');
   });
 
-  it('approve is 404 when nothing matches', async () => {
-    const noRun = await call(server, 'POST', '/api/chat/approve', { body: { runId: 'run_missing', callId: 'r1', decision: 'approve' } });
-    expect(noRun.status).toBe(404);
-    expect(noRun.json).toEqual({ error: { code: 'run_not_found', message: "No run 'run_missing'." } });
+  it('a denial reason reaches the model', async () => {
     const client = await chat(server, 'gated');
     const runId = client.res.headers['x-run-id'] as string;
     await client.until((frames) => frames.some((f) => f.event === 'approval_required'));
+    const approvalId = server.run(runId)!.pendingApprovals()[0]!.approvalId;
+    const res = await call(server, 'POST', '/api/chat/approve', { body: { approvalId, decision: 'deny', reason: 'over the limit' } });
+    expect(res.status).toBe(200);
+    await client.all();
+    expect(client.events().find((e) => e.type === 'tool_call_completed')).toMatchObject({ isError: true, output: "Tool error: approval denied for tool 'refund': over the limit" });
+  });
+
+  it('approve is 404 when nothing matches', async () => {
+    const client = await chat(server, 'gated');
+    const runId = client.res.headers['x-run-id'] as string;
+    await client.until((frames) => frames.some((f) => f.event === 'approval_required'));
+    const approvalId = server.run(runId)!.pendingApprovals()[0]!.approvalId;
     const noCall = await call(server, 'POST', '/api/chat/approve', { body: { runId, callId: 'other', decision: 'approve' } });
     expect(noCall.status).toBe(404);
-    expect(noCall.json).toEqual({ error: { code: 'approval_not_found', message: `No approval pending for call 'other' in run '${runId}'.` } });
-    await call(server, 'POST', '/api/chat/approve', { body: { runId, callId: 'r1', decision: 'deny' } });
+    expect(noCall.json).toEqual({ error: { code: 'approval_not_found', message: `No approval is waiting for call 'other' in run '${runId}'.` } });
+    const wrongRun = await call(server, 'POST', '/api/chat/approve', { body: { approvalId, runId: 'run_other', decision: 'approve' } });
+    expect(wrongRun.status).toBe(404);
+    expect(wrongRun.json).toEqual({ error: { code: 'approval_not_found', message: `No approval '${approvalId}' is waiting in run 'run_other'.` } });
+    const wrongCall = await call(server, 'POST', '/api/chat/approve', { body: { approvalId, callId: 'other', decision: 'approve' } });
+    expect(wrongCall.status).toBe(404);
+    expect(wrongCall.json).toEqual({ error: { code: 'approval_not_found', message: `No approval '${approvalId}' is waiting for call 'other'.` } });
+    // Nothing was decided by the misses.
+    expect(server.run(runId)!.pendingApprovals().map((p) => p.approvalId)).toEqual([approvalId]);
+    const ok = await call(server, 'POST', '/api/chat/approve', { body: { approvalId, runId, callId: 'r1', decision: 'deny' } });
+    expect(ok.status).toBe(200);
     await client.all();
   });
 
@@ -238,9 +289,155 @@ describe('server: approvals', () => {
       const approvals = records.filter((r): r is ApprovalRecord => r.kind === 'approval');
       expect(approvals.map((a) => a.state)).toEqual(['pending', 'timed_out']);
       expect(approvals[0]!.deadline! - approvals[0]!.since).toBe(120);
+      const approvalId = events.find((e) => e.type === 'approval_required')!.approvalId;
+      expect(approvals.map((a) => a.approvalId)).toEqual([approvalId, approvalId]);
     } finally {
       await quick.close();
     }
+  });
+});
+
+describe('server: approvals of parallel sub-runs with the same call id', () => {
+  /** Starts the `twins` run and waits until both sub-runs' `k1` calls wait. */
+  async function twins(): Promise<{ client: SseClient; runId: string; small: PendingApprovalView; large: PendingApprovalView }> {
+    const client = await chat(server, 'twins');
+    const runId = client.res.headers['x-run-id'] as string;
+    const res = await eventually(() => call(server, 'GET', `/api/runs/${runId}`), (r) => r.json.pendingApprovals.length === 2);
+    const pending = res.json.pendingApprovals as PendingApprovalView[];
+    const small = pending.find((p) => (p.args as { cents: number }).cents === 100)!;
+    const large = pending.find((p) => (p.args as { cents: number }).cents === 999_999)!;
+    expect(small).toEqual({ approvalId: small.approvalId, runId: small.runId, callId: 'k1', tool: 'refund', args: { orderId: 'A1', cents: 100 }, path: ['desk', 'small'], agent: 'small', since: small.since, deadline: small.since + 300_000 });
+    expect(large).toEqual({ approvalId: large.approvalId, runId: large.runId, callId: 'k1', tool: 'refund', args: { orderId: 'B2', cents: 999_999 }, path: ['desk', 'large'], agent: 'large', since: large.since, deadline: large.since + 300_000 });
+    expect(small.approvalId).not.toBe(large.approvalId);
+    expect(small.runId).not.toBe(large.runId);
+    expect(small.runId.startsWith(`${runId}/`)).toBe(true);
+    expect(large.runId.startsWith(`${runId}/`)).toBe(true);
+    return { client, runId, small, large };
+  }
+
+  /** The sub-run's result for its `k1` call. */
+  function k1Result(client: SseClient, subRunId: string): WireRunEvent | undefined {
+    return client.events().find((e) => e.type === 'tool_call_completed' && e.runId === subRunId && (e.call as { id: string }).id === 'k1');
+  }
+
+  it('approving one by approvalId runs only that one; the other waits until denied by its own approvalId', async () => {
+    const { client, runId, small, large } = await twins();
+
+    // By call id alone, the root run cannot tell them apart.
+    const ambiguous = await call(server, 'POST', '/api/chat/approve', { body: { runId, callId: 'k1', decision: 'approve' } });
+    expect(ambiguous.status).toBe(409);
+    // Listed in the order the runtime opened them.
+    const listed = server.run(runId)!.pendingApprovals().map((p) => `${p.approvalId} (run ${p.runId})`);
+    expect(listed.sort()).toEqual([`${small.approvalId} (run ${small.runId})`, `${large.approvalId} (run ${large.runId})`].sort());
+    expect(ambiguous.json).toEqual({
+      error: { code: 'approval_ambiguous', message: `Call 'k1' is waiting in more than one run under '${runId}': ${server.run(runId)!.pendingApprovals().map((p) => `${p.approvalId} (run ${p.runId})`).join(', ')}. Decide by 'approvalId'.` },
+    });
+    expect(refunded).toEqual([]);
+    expect(server.run(runId)!.pendingApprovals()).toHaveLength(2);
+
+    const approved = await call(server, 'POST', '/api/chat/approve', { body: { approvalId: small.approvalId, decision: 'approve' } });
+    expect(approved.status).toBe(200);
+    expect(approved.json).toEqual({ runId: small.runId, approvalId: small.approvalId, callId: 'k1', decision: 'approve' });
+    await eventually(() => refunded.length, (n) => n === 1);
+    expect(refunded).toEqual([100]);
+    // The other one still waits, untouched.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(server.run(runId)!.pendingApprovals()).toEqual([large]);
+    expect(server.run(runId)!.status).toBe('running');
+
+    const denied = await call(server, 'POST', '/api/chat/approve', { body: { approvalId: large.approvalId, decision: 'deny', reason: 'too large' } });
+    expect(denied.status).toBe(200);
+    expect(denied.json).toEqual({ runId: large.runId, approvalId: large.approvalId, callId: 'k1', decision: 'deny' });
+    await client.all();
+    expect(refunded).toEqual([100]);
+    expect(k1Result(client, small.runId)).toMatchObject({ isError: false, output: 'refunded 100 cents on A1' });
+    expect(k1Result(client, large.runId)).toMatchObject({ isError: true, output: "Tool error: approval denied for tool 'refund': too large" });
+    expect(client.events().at(-1)).toMatchObject({ type: 'run_completed', runId, output: 'both handled' });
+
+    // The feed told the two approvals apart.
+    const records = server.feed.historyOf(runId).filter((r): r is ApprovalRecord => r.kind === 'approval');
+    const states = (id: string): string[] => records.filter((r) => r.approvalId === id).map((r) => `${r.runId}:${r.callId}:${r.state}`);
+    expect(states(small.approvalId)).toEqual([`${small.runId}:k1:pending`, `${small.runId}:k1:approved`]);
+    expect(states(large.approvalId)).toEqual([`${large.runId}:k1:pending`, `${large.runId}:k1:denied`]);
+    expect(records).toHaveLength(4);
+  });
+
+  it('runId of the waiting sub-run + callId decides that one; runId of the root works once only one k1 waits', async () => {
+    const { client, runId, small, large } = await twins();
+
+    const approved = await call(server, 'POST', '/api/chat/approve', { body: { runId: large.runId, callId: 'k1', decision: 'approve' } });
+    expect(approved.status).toBe(200);
+    expect(approved.json).toEqual({ runId: large.runId, approvalId: large.approvalId, callId: 'k1', decision: 'approve' });
+    await eventually(() => refunded.length, (n) => n === 1);
+    expect(refunded).toEqual([999_999]);
+    expect(server.run(runId)!.pendingApprovals()).toEqual([small]);
+
+    // The sub-run that was decided has nothing waiting any more.
+    const again = await call(server, 'POST', '/api/chat/approve', { body: { runId: large.runId, callId: 'k1', decision: 'approve' } });
+    expect(again.status).toBe(404);
+    expect(again.json).toEqual({ error: { code: 'approval_not_found', message: `No approval is waiting for call 'k1' in run '${large.runId}'.` } });
+
+    // Only one k1 left in the tree: the root run id finds it.
+    const denied = await call(server, 'POST', '/api/chat/approve', { body: { runId, callId: 'k1', decision: 'deny' } });
+    expect(denied.status).toBe(200);
+    expect(denied.json).toEqual({ runId: small.runId, approvalId: small.approvalId, callId: 'k1', decision: 'deny' });
+    await client.all();
+    expect(refunded).toEqual([999_999]);
+    expect(k1Result(client, small.runId)).toMatchObject({ isError: true, output: "Tool error: approval denied for tool 'refund'." });
+    expect(k1Result(client, large.runId)).toMatchObject({ isError: false, output: 'refunded 999999 cents on B2' });
+  });
+
+  it('cancel releases both holds as cancelled, also the one whose event the server had not reached', async () => {
+    const { client, runId, small, large } = await twins();
+    expect((await call(server, 'POST', '/api/chat/cancel', { body: { runId } })).status).toBe(202);
+    await client.all();
+    expect(refunded).toEqual([]);
+    expect(client.events().at(-1)).toMatchObject({ type: 'run_failed', runId, error: { code: 'RUN_CANCELLED' } });
+    const records = server.feed.historyOf(runId).filter((r): r is ApprovalRecord => r.kind === 'approval');
+    const states = (id: string): string[] => records.filter((r) => r.approvalId === id).map((r) => r.state);
+    expect(states(small.approvalId)).toEqual(['pending', 'cancelled']);
+    expect(states(large.approvalId)).toEqual(['pending', 'cancelled']);
+    expect(server.run(runId)!.pendingApprovals()).toEqual([]);
+  });
+
+  it('approvalTimeoutMs denies both, each under its own approvalId', async () => {
+    const quick = await createServer({ agents, approvalTimeoutMs: 150, inspect: 'off' });
+    try {
+      const records: WireRecord[] = [];
+      const unsubscribe = quick.feed.subscribe((r) => records.push(r));
+      const client = await chat(quick, 'twins');
+      const runId = client.res.headers['x-run-id'] as string;
+      await client.all();
+      unsubscribe();
+      expect(refunded).toEqual([]);
+      const approvals = records.filter((r): r is ApprovalRecord => r.kind === 'approval');
+      const byId = new Map<string, string[]>();
+      for (const a of approvals) byId.set(a.approvalId, [...(byId.get(a.approvalId) ?? []), a.state]);
+      expect([...byId.values()]).toEqual([
+        ['pending', 'timed_out'],
+        ['pending', 'timed_out'],
+      ]);
+      expect(new Set(approvals.map((a) => a.runId)).size).toBe(2);
+      for (const a of approvals) expect(a.runId.startsWith(`${runId}/`)).toBe(true);
+      const results = client.events().filter((e) => e.type === 'tool_call_completed' && (e.call as { id: string }).id === 'k1');
+      expect(results.map((e) => e.output)).toEqual(["Tool error: approval denied for tool 'refund'.", "Tool error: approval denied for tool 'refund'."]);
+      expect(client.events().at(-1)).toMatchObject({ type: 'run_completed', output: 'both handled' });
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it('an approvalId with the runId of the other sub-run is 404 and decides nothing', async () => {
+    const { client, runId, small, large } = await twins();
+    const miss = await call(server, 'POST', '/api/chat/approve', { body: { approvalId: small.approvalId, runId: large.runId, decision: 'approve' } });
+    expect(miss.status).toBe(404);
+    expect(miss.json).toEqual({ error: { code: 'approval_not_found', message: `No approval '${small.approvalId}' is waiting in run '${large.runId}'.` } });
+    expect(server.run(runId)!.pendingApprovals().map((p) => p.approvalId).sort()).toEqual([small.approvalId, large.approvalId].sort());
+    // With the right sub-run (or the root) it matches.
+    expect((await call(server, 'POST', '/api/chat/approve', { body: { approvalId: small.approvalId, runId: small.runId, decision: 'deny' } })).status).toBe(200);
+    expect((await call(server, 'POST', '/api/chat/approve', { body: { approvalId: large.approvalId, runId, decision: 'deny' } })).status).toBe(200);
+    await client.all();
+    expect(refunded).toEqual([]);
   });
 });
 

@@ -34,3 +34,27 @@ export function toolCallsOverBudget(budget: Budget | undefined, count: number): 
   }
   return undefined;
 }
+
+/**
+ * What a sub-run knows of one ancestor's budget: a copy of the ancestor's limits and spend,
+ * given in the sub-run's input and kept current by `child.spend` / `ancestor.spend` messages.
+ */
+export interface AncestorBudget {
+  readonly runId: string;
+  readonly budget: Budget | undefined;
+  readonly startedAt: number;
+  usage: Usage;
+  toolCalls: number;
+}
+
+/**
+ * The first exhausted budget among a run's ancestors (parent first, up to the root): a
+ * sub-run's limit is never above what any ancestor has left.
+ */
+export function ancestorOverBudget(ancestors: readonly AncestorBudget[], now: number): BudgetExceeded | undefined {
+  for (const ancestor of ancestors) {
+    const over = usageOverBudget(ancestor.budget, ancestor.usage, now - ancestor.startedAt) ?? toolCallsOverBudget(ancestor.budget, ancestor.toolCalls);
+    if (over) return over;
+  }
+  return undefined;
+}

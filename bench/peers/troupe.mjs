@@ -1,0 +1,52 @@
+/**
+ * troupe adapter: the compiled production build in node_modules/.troupe-bench (what
+ * `npm run bench` runs; plain node conditions, so XState's production build), driven through
+ * its public API: Agent, tool, Runner.run, and a hand-written Model over the shared FakeScript.
+ */
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { FakeScript, FINAL_TEXT, TOOL_NAME } from './fake-model.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { Agent, Runner, tool } = await import(pathToFileURL(join(root, 'node_modules/.troupe-bench/src/index.js')).href);
+// The project's own zod, by the same file URL troupe's compiled code resolves, so both share one
+// module instance (a bare 'zod' here would find bench/peers/node_modules/zod, pi-ai's copy).
+const zodPkg = createRequire(join(root, 'package.json')).resolve('zod/package.json');
+const { z } = await import(pathToFileURL(join(dirname(zodPkg), 'index.js')).href);
+
+export const name = 'troupe';
+
+const resultId = (m) => (m.role === 'tool' && m.content === 'ok' ? m.callId : undefined);
+
+function fakeModel(script) {
+  return {
+    name: 'fake',
+    async *stream(request) {
+      const reply = script.next(request.messages, resultId);
+      if (reply.text) yield { type: 'text_delta', delta: reply.text };
+      for (const call of reply.calls) yield { type: 'tool_call', call };
+      yield { type: 'finish', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, finishReason: reply.calls.length ? 'tool-calls' : 'stop' };
+    },
+  };
+}
+
+const params = z.object({});
+const noop = tool({ name: TOOL_NAME, description: 'Does nothing.', parameters: params, execute: () => 'ok' });
+
+/** A no-op that first waits for `hold()` (W4's memory pass keeps runs alive with it). */
+function heldTool(hold) {
+  return tool({ name: TOOL_NAME, description: 'Does nothing.', parameters: params, execute: async () => { await hold(); return 'ok'; } });
+}
+
+/**
+ * One run on a fresh agent and fake model.
+ * @param {number[]} turns @param {{ stamps?: number[], hold?: () => Promise<void> }} [options]
+ */
+export async function run(turns, options = {}) {
+  const script = new FakeScript(turns, options.stamps);
+  const agent = new Agent({ name: 'bench', model: fakeModel(script), tools: [options.hold ? heldTool(options.hold) : noop] });
+  const result = await Runner.run(agent, 'go', { maxTurns: turns.length });
+  if (result.output !== FINAL_TEXT) throw new Error(`troupe: unexpected output ${JSON.stringify(result.output)}`);
+  script.assertDone();
+}

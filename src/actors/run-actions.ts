@@ -1,0 +1,82 @@
+import type { Agent } from '../agent.js';
+import { ModelError, RunCancelled, TroupeError, asError } from '../errors.js';
+import { replyViolation, spendViolation, turnStartViolation } from '../rules/limits.js';
+import type { RunMachineContext } from '../machines/run.guards.js';
+import type { ApprovalOutcome } from '../runtime/approvals.js';
+import { cancelFromResults, claimApproved, closeOpenCalls, dispatchAlone, dispatchApproved, recordResults, rejectDenied } from '../runtime/run-calls.js';
+import { cancel, emitCompleted, emitFailed, fail } from '../runtime/run-end.js';
+import { foldAncestorSpend, foldChildSpend, type AncestorSpendEvent, type ChildSpendEvent } from '../runtime/run-spend.js';
+import type { HandoffInputFilter } from '../runtime/run-state.js';
+import { applyHandoff, endTurn, queueMessage, recordHandoff, recordReply, startRun, startTurn } from '../runtime/run-turn.js';
+import { errorText } from '../tools/render.js';
+import type { ModelReply } from './model-turn.js';
+import type { ToolsSettledEvent } from './tool-executor.js';
+import type { AnyActorRef } from 'xstate';
+
+type ActionArgs = { context: RunMachineContext; event: { type: string } };
+const ev = <T>(args: ActionArgs): T => args.event as unknown as T;
+
+/**
+ * The effects the run chart's transitions apply, by name. Each changes the run's own state
+ * record (the run actor owns it) or emits events; none decides where the run goes.
+ */
+export const runActions = {
+  startRun: ({ context }: ActionArgs) => startRun(context.run),
+  recordCancel: (args: ActionArgs) => {
+    const error = ev<{ error?: unknown }>(args).error;
+    args.context.run.cancelError ??= error instanceof RunCancelled ? error : new RunCancelled();
+  },
+  recordCancelFromResults: (args: ActionArgs) => {
+    args.context.run.cancelError ??= cancelFromResults(ev<ToolsSettledEvent>(args).results);
+  },
+  failWithConfigError: ({ context }: ActionArgs) => fail(context.run, context.run.configError!),
+  failWithTurnLimit: ({ context }: ActionArgs) => fail(context.run, turnStartViolation(context.run, Date.now()) ?? new TroupeError('turn limit reached')),
+  startTurn: ({ context }: ActionArgs) => startTurn(context.run),
+  recordReply: (args: ActionArgs) => recordReply(args.context.run, ev<{ output: ModelReply }>(args).output),
+  failWithModelError: (args: ActionArgs) => fail(args.context.run, asModelError(ev<{ error: unknown }>(args).error)),
+  stopOverBudget: ({ context }: ActionArgs) => void (context.run.stopError ??= replyViolation(context.run, Date.now())),
+  stopOverSpend: ({ context }: ActionArgs) => void (context.run.stopError ??= spendViolation(context.run)),
+  rejectDenied: (args: ActionArgs) => rejectDenied(args.context.run, ev<{ output: ApprovalOutcome }>(args).output),
+  dispatchApproved: ({ context }: ActionArgs) => dispatchApproved(context.run),
+  claimApproved: ({ context }: ActionArgs) => claimApproved(context.run),
+  dispatchAlone: ({ context }: ActionArgs) => dispatchAlone(context.run),
+  recordResults: (args: ActionArgs) => recordResults(args.context.run, ev<ToolsSettledEvent>(args).results),
+  closeForStop: ({ context }: ActionArgs) => closeOpenCalls(context.run, `Tool error: not executed: ${context.run.stopError?.message ?? 'run stopped'}`, false),
+  closeUnfinishedCalls: ({ context }: ActionArgs) => closeOpenCalls(context.run, 'Tool error: not executed: the turn ended before this call ran', true),
+  endTurn: ({ context }: ActionArgs) => endTurn(context.run),
+  applyHandoff: ({ context }: ActionArgs) => applyHandoff(context.run),
+  recordHandoff: (args: ActionArgs) => {
+    const { target, inputFilter } = ev<{ target: Agent; inputFilter?: HandoffInputFilter }>(args);
+    recordHandoff(args.context.run, target, inputFilter);
+  },
+  queueMessage: (args: ActionArgs) => queueMessage(args.context.run, ev<{ text: string }>(args).text),
+  foldChildSpend: (args: ActionArgs) => foldChildSpend(args.context.run, ev<ChildSpendEvent>(args)),
+  foldAncestorSpend: (args: ActionArgs) => foldAncestorSpend(args.context.run, ev<AncestorSpendEvent>(args)),
+  trackSubRun: (args: ActionArgs) => {
+    const { runId, ref } = ev<{ runId: string; ref: AnyActorRef }>(args);
+    args.context.run.subRuns.set(runId, ref);
+  },
+  untrackSubRun: (args: ActionArgs) => void args.context.run.subRuns.delete(ev<{ runId: string }>(args).runId),
+  cancel: ({ context }: ActionArgs) => cancel(context.run),
+  failWithCheckpointError: (args: ActionArgs) => {
+    const error = ev<{ error: unknown }>(args).error;
+    fail(args.context.run, new TroupeError(`checkpoint write failed: ${errorText(error)}`, { cause: error }));
+  },
+  failWithSessionError: (args: ActionArgs) => {
+    const error = ev<{ error: unknown }>(args).error;
+    fail(args.context.run, new TroupeError(`session write failed: ${errorText(error)}`, { cause: error }));
+  },
+  failWithRestoreError: (args: ActionArgs) => {
+    const error = ev<{ error: unknown }>(args).error;
+    fail(args.context.run, error instanceof TroupeError ? error : new TroupeError(`checkpoint load failed: ${errorText(error)}`, { cause: error }));
+  },
+  emitCompleted: ({ context }: ActionArgs) => emitCompleted(context.run),
+  emitFailed: ({ context }: ActionArgs) => emitFailed(context.run),
+};
+
+export type RunActionName = keyof typeof runActions;
+
+function asModelError(error: unknown): Error {
+  if (error instanceof TroupeError) return error;
+  return new ModelError(errorText(asError(error)), { cause: error });
+}

@@ -1,0 +1,38 @@
+import type { Agent } from '../agent.js';
+import type { Tool } from '../tools/tool.js';
+import type { AssistantMessage } from '../types.js';
+
+/** The part of a turn's calls the end-of-turn rules look at. */
+export interface SettledCall {
+  readonly terminate: boolean;
+  readonly output: string;
+}
+
+/** A batch runs one call at a time when the agent says so or any requested tool is sequential. */
+export function isSequentialBatch(agent: Agent, tools: ReadonlyMap<string, Tool>, reply: AssistantMessage): boolean {
+  return agent.toolExecution === 'sequential' || reply.toolCalls.some((c) => tools.get(c.name)?.executionMode === 'sequential');
+}
+
+/**
+ * Terminate rule: every result of a non-empty batch set `terminate: true`, so the run
+ * completes without another model call.
+ */
+export function batchTerminates(calls: readonly SettledCall[]): boolean {
+  return calls.length > 0 && calls.every((c) => c.terminate);
+}
+
+/**
+ * The run is done after this turn: a reply without calls, or a batch that terminates —
+ * unless a message is waiting for the model (then it gets another turn).
+ */
+export function runFinishes(reply: AssistantMessage | undefined, calls: readonly SettledCall[], waitingMessages: number): boolean {
+  if (waitingMessages > 0 || !reply) return false;
+  return reply.toolCalls.length === 0 || batchTerminates(calls);
+}
+
+/** The final output: the text of a reply without calls, else the terminating results joined by newlines. */
+export function finalOutput(reply: AssistantMessage | undefined, calls: readonly SettledCall[]): string {
+  if (!reply) return '';
+  if (reply.toolCalls.length === 0) return reply.content;
+  return calls.map((c) => c.output).join('\n');
+}

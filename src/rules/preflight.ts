@@ -1,0 +1,108 @@
+import { InvalidToolArguments, type BudgetExceeded } from '../errors.js';
+import { formatToolError } from '../tools/render.js';
+import { isObject } from '../tools/schema.js';
+import type { Tool } from '../tools/tool.js';
+import { validateArguments } from '../tools/validate.js';
+import type { ToolCallRequest } from '../types.js';
+
+export type PreflightVerdict =
+  | { readonly ok: true; readonly tool: Tool; readonly raw: Record<string, unknown>; readonly args: unknown }
+  | { readonly ok: false; readonly output: string; readonly error: Error };
+
+export const handoffRejection = (target: string): string =>
+  `Handoff not performed: this turn already transferred to '${target}'. Only the first handoff in a turn takes effect.`;
+
+/** What preflight does with one call once it has been counted against the budget. */
+export type CallVerdict =
+  /** Over a budget: the call gets this error result and the run stops. */
+  | { readonly kind: 'overBudget'; readonly error: BudgetExceeded }
+  /** Fails a check: the call gets this error result (no tool_call_started) and preflight goes on. */
+  | { readonly kind: 'reject'; readonly output: string }
+  /** Cleared, but the chart must ask for an approval first (approvalWait). */
+  | { readonly kind: 'approval'; readonly cleared: ClearedCall }
+  /** Cleared, and must wait for in-flight calls and run alone (barrier). */
+  | { readonly kind: 'alone'; readonly cleared: ClearedCall }
+  /** Cleared: dispatch it now, next to the calls in flight. */
+  | { readonly kind: 'dispatch'; readonly cleared: ClearedCall };
+
+export interface ClearedCall {
+  readonly tool: Tool;
+  readonly raw: Record<string, unknown>;
+  readonly args: unknown;
+}
+
+/** Everything the verdict of one call depends on. */
+export interface VerdictInput {
+  readonly call: ToolCallRequest;
+  readonly tools: ReadonlyMap<string, Tool>;
+  readonly claimedHandoff: string | undefined;
+  readonly sequentialBatch: boolean;
+  /** The first exhausted budget after counting this call (own count, duration, ancestors), if any. */
+  readonly overBudget: BudgetExceeded | undefined;
+}
+
+/**
+ * The preflight verdict of one call, in the order DESIGN.md fixes: budget → tool lookup →
+ * handoff dedup → JSON parse → object check → schema validation → approval → barrier.
+ * Pure: the run chart's actions apply it.
+ */
+export function callVerdict(input: VerdictInput): CallVerdict {
+  if (input.overBudget) return { kind: 'overBudget', error: input.overBudget };
+  const checked = checkCall(input.call, input.tools, input.claimedHandoff);
+  if (!checked.ok) return { kind: 'reject', output: checked.output };
+  const cleared: ClearedCall = { tool: checked.tool, raw: checked.raw, args: checked.args };
+  if (checked.tool.needsApproval !== false) return { kind: 'approval', cleared };
+  return { kind: mustRunAlone(checked.tool, input.sequentialBatch) ? 'alone' : 'dispatch', cleared };
+}
+
+/** Barrier rule: a `parallel: false` tool, any handoff, or any call of a sequential batch waits for in-flight calls and runs alone. */
+export function mustRunAlone(tool: Tool, sequentialBatch: boolean): boolean {
+  return !tool.parallel || tool.handoff !== undefined || sequentialBatch;
+}
+
+/**
+ * The per-call checks after the budget count, in the order DESIGN.md fixes:
+ * tool lookup → handoff dedup → JSON parse → object check → schema validation.
+ * Approval is decided by the run statechart afterwards.
+ */
+export function checkCall(call: ToolCallRequest, tools: ReadonlyMap<string, Tool>, claimedHandoff: string | undefined): PreflightVerdict {
+  const found = tools.get(call.name);
+  if (!found) {
+    const names = [...tools.keys()];
+    return reject(
+      new InvalidToolArguments(
+        `unknown tool '${call.name}'. Available tools: ${names.length ? names.join(', ') : '(none)'}.`,
+      ),
+    );
+  }
+  if (found.handoff && claimedHandoff !== undefined) {
+    const error = new InvalidToolArguments(handoffRejection(claimedHandoff));
+    return { ok: false, output: error.message, error };
+  }
+  let raw: unknown;
+  const text = call.arguments.trim();
+  try {
+    // Some providers send "" for a call without arguments.
+    raw = text === '' ? {} : JSON.parse(text);
+  } catch (error) {
+    return reject(new InvalidToolArguments(`arguments for tool '${call.name}' are not valid JSON: ${(error as Error).message}`));
+  }
+  if (!isObject(raw)) {
+    return reject(new InvalidToolArguments(`arguments for tool '${call.name}' must be a JSON object, got ${describe(raw)}.`));
+  }
+  try {
+    return { ok: true, tool: found, raw, args: validateArguments(found, raw) };
+  } catch (error) {
+    return reject(error as Error);
+  }
+}
+
+function reject(error: Error): PreflightVerdict {
+  return { ok: false, output: formatToolError(error), error };
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}

@@ -1,0 +1,233 @@
+import type { AnyActorRef } from 'xstate';
+import type { ApprovalInput } from '../actors/approval.js';
+import type { CallJob, CallOutcome } from '../actors/call-pipeline.js';
+import type { SettledCallResult } from '../actors/tool-executor.js';
+import { BudgetExceeded, RunCancelled } from '../errors.js';
+import { ancestorOverBudget, durationOverBudget, toolCallsOverBudget } from '../rules/budget.js';
+import { callVerdict, type ClearedCall } from '../rules/preflight.js';
+import { CallContext } from '../tools/call-context.js';
+import type { Message } from '../types.js';
+import type { ApprovalOutcome } from './approvals.js';
+import { eventBase } from './event-base.js';
+import { log } from './run-end.js';
+import { countToolCall } from './run-spend.js';
+import type { Batch, CallSlot, RunState } from './run-state.js';
+
+/** The preflight verdict that decides where the chart goes next. */
+export type PreflightVerdictEvent = { readonly type: 'preflight.done' | 'preflight.approval' | 'preflight.alone' | 'preflight.stop' };
+
+/**
+ * Serial preflight in request order, from the cursor: each call is counted against the
+ * budget, then judged by the pure rule `callVerdict`. Rejected calls get their error result,
+ * cleared parallel calls are dispatched (handed to the executor in one message per pass).
+ * Stops at a call that needs a state of its own and returns the verdict event for the chart.
+ */
+export function admitCalls(state: RunState): PreflightVerdictEvent['type'] {
+  const batch = state.batch;
+  try {
+    while (batch.cursor < batch.slots.length) {
+      if (state.stopError) return 'preflight.stop';
+      const slot = batch.slots[batch.cursor]!;
+      if (slot.state === 'settled') {
+        // Resumed turn: this call's result was stored before the crash.
+        batch.cursor++;
+        continue;
+      }
+      countToolCall(state);
+      const verdict = callVerdict({ call: slot.call, tools: state.tools, claimedHandoff: batch.claimedHandoff, sequentialBatch: batch.sequential, overBudget: callOverBudget(state, Date.now()) });
+      switch (verdict.kind) {
+        case 'overBudget':
+          state.stopError = verdict.error;
+          batch.cursor++;
+          reject(state, slot, `Tool error: ${verdict.error.message}`);
+          return 'preflight.stop';
+        case 'reject':
+          batch.cursor++;
+          reject(state, slot, verdict.output);
+          continue;
+        case 'approval':
+          clear(slot, verdict.cleared);
+          return 'preflight.approval';
+        case 'alone':
+          clear(slot, verdict.cleared);
+          claimHandoff(batch, slot);
+          return 'preflight.alone';
+        case 'dispatch':
+          clear(slot, verdict.cleared);
+          claimHandoff(batch, slot);
+          batch.cursor++;
+          dispatch(state, slot);
+          continue;
+      }
+    }
+    return 'preflight.done';
+  } finally {
+    flushDispatches(state);
+  }
+}
+
+/** Budgets checked per call after it was counted: the run's own count and duration, then every ancestor's remainder. */
+function callOverBudget(state: RunState, now: number): BudgetExceeded | undefined {
+  return toolCallsOverBudget(state.budget, state.toolCallCount) ?? durationOverBudget(state.budget, now - state.startedAt) ?? ancestorOverBudget(state.ancestors, now);
+}
+
+function clear(slot: CallSlot, cleared: ClearedCall): void {
+  slot.tool = cleared.tool;
+  slot.raw = cleared.raw;
+  slot.args = cleared.args;
+}
+
+/** The first handoff a turn lets through claims it; later ones are rejected by preflight. */
+function claimHandoff(batch: Batch, slot: CallSlot): void {
+  if (slot.tool!.handoff) batch.claimedHandoff = slot.tool!.handoff.targetName;
+}
+
+/** The call preflight stopped at (waiting for an approval or for the barrier). */
+export function currentSlot(state: RunState): CallSlot {
+  return state.batch.slots[state.batch.cursor]!;
+}
+
+export function approvalInput(state: RunState): ApprovalInput {
+  const slot = currentSlot(state);
+  const ctx = contextFor(state, slot);
+  const base = eventBase(state);
+  const turn = state.turn;
+  return {
+    view: { approvalId: `${state.runId}:${slot.key}`, runId: state.runId, callId: slot.call.id, path: base.path, agent: base.agent, tool: slot.call.name, args: slot.args, turn },
+    tool: slot.tool!,
+    args: slot.args,
+    ctx,
+    request: { call: slot.call, args: slot.args, agent: base.agent, path: base.path },
+    handler: state.agent.approvalHandler,
+    timeoutMs: state.options.approvalTimeoutMs,
+    router: state.approvals,
+    announce: (view, decide) =>
+      state.sink({
+        type: 'approval_required',
+        ...base,
+        turn,
+        approvalId: view.approvalId,
+        call: slot.call,
+        args: slot.args,
+        approve: () => decide(true),
+        reject: (reason?: string) => decide(false, reason),
+      }),
+    reportFailure: (error) => state.sink({ type: 'tool_call_failed', ...base, turn, call: slot.call, error, attempt: 0, willRetry: false }),
+  };
+}
+
+/** A denied call gets its error result (the reason, when one was given, is what the model reads). */
+export function rejectDenied(state: RunState, outcome: ApprovalOutcome): void {
+  const slot = currentSlot(state);
+  state.batch.cursor++;
+  const reason = outcome.reason ? `: ${outcome.reason}` : '.';
+  reject(state, slot, `Tool error: approval denied for tool '${slot.call.name}'${reason}`);
+}
+
+/** An approved call that may run in parallel: dispatch it now. */
+export function dispatchApproved(state: RunState): void {
+  const slot = currentSlot(state);
+  claimHandoff(state.batch, slot);
+  state.batch.cursor++;
+  dispatch(state, slot);
+  flushDispatches(state);
+}
+
+/** An approved call that must run alone: it claims its handoff now and waits at the barrier. */
+export function claimApproved(state: RunState): void {
+  claimHandoff(state.batch, currentSlot(state));
+}
+
+/** The barrier call, once nothing else is in flight. */
+export function dispatchAlone(state: RunState): void {
+  const slot = state.batch.slots[state.batch.cursor++]!;
+  dispatch(state, slot);
+  flushDispatches(state);
+}
+
+function dispatch(state: RunState, slot: CallSlot): void {
+  slot.state = 'dispatched';
+  state.inFlight++;
+  const tool = slot.tool!;
+  const agent = state.agent;
+  const call = slot.call;
+  const turn = state.turn;
+  const runId = state.runId;
+  const path = state.path;
+  const agentName = agent.name;
+  const job: CallJob = {
+    tool,
+    raw: slot.raw!,
+    validated: slot.args,
+    ctx: contextFor(state, slot),
+    retries: tool.retries ?? agent.defaultToolRetries,
+    timeoutMs: tool.timeoutMs ?? agent.defaultToolTimeoutMs,
+    maxOutputChars: tool.maxOutputChars === undefined ? agent.maxToolOutputChars : tool.maxOutputChars,
+    agentRenderer: agent.toolResultRenderer,
+    onAttemptFailed: (error, attempt, willRetry) => state.sink({ type: 'tool_call_failed', runId, path, agent: agentName, turn, call, error, attempt, willRetry }),
+  };
+  state.sink({ type: 'tool_call_started', runId, path, agent: agentName, turn, call });
+  state.outbox.push(job);
+}
+
+/** Hands the calls cleared since the last flush to the executor in one message. */
+function flushDispatches(state: RunState): void {
+  if (state.outbox.length === 0) return;
+  const jobs = state.outbox;
+  state.outbox = [];
+  const executor = (state.self.getSnapshot().children as Record<string, AnyActorRef | undefined>).tools;
+  executor!.send({ type: 'dispatch', jobs });
+}
+
+function contextFor(state: RunState, slot: CallSlot): CallContext {
+  return new CallContext(state.port, slot.call.id, state.turn, slot.key);
+}
+
+/** Records each outcome the executor handed over, in completion order; every call keeps only its first result. */
+export function recordResults(state: RunState, results: readonly SettledCallResult[]): void {
+  for (const { key, outcome } of results) settle(state, key, outcome);
+}
+
+/** The RunCancelled a tool raised (it cancels the whole run tree), if any of these outcomes carries one. */
+export function cancelFromResults(results: readonly SettledCallResult[]): RunCancelled | undefined {
+  for (const { outcome } of results) if (outcome.runSignal instanceof RunCancelled) return outcome.runSignal;
+  return undefined;
+}
+
+function settle(state: RunState, key: string, outcome: CallOutcome): void {
+  const slot = state.batch.byKey.get(key);
+  if (!slot || slot.state === 'settled') return;
+  if (slot.state === 'dispatched') state.inFlight--;
+  slot.state = 'settled';
+  slot.terminate = outcome.terminate;
+  slot.output = outcome.output;
+  const message: Message = { role: 'tool', callId: slot.call.id, name: slot.call.name, content: outcome.output, isError: outcome.isError };
+  state.transcript.push(message);
+  state.sink({
+    type: 'tool_call_completed',
+    runId: state.runId,
+    path: state.path,
+    agent: state.agent.name,
+    turn: state.turn,
+    call: slot.call,
+    result: outcome.result,
+    output: outcome.output,
+    isError: outcome.isError,
+    details: outcome.details,
+    terminate: outcome.terminate,
+  });
+  log(state, { kind: 'result', turn: state.turn, message });
+  if (outcome.runSignal instanceof BudgetExceeded) state.stopError ??= outcome.runSignal;
+}
+
+function reject(state: RunState, slot: CallSlot, output: string): void {
+  settle(state, slot.key, { result: undefined, output, isError: true, details: undefined, terminate: false });
+}
+
+/** Synthetic results for calls that will never run; `includeRunning` also closes in-flight calls. */
+export function closeOpenCalls(state: RunState, output: string, includeRunning: boolean): void {
+  for (const slot of state.batch.slots) {
+    if (slot.state === 'pending' || (includeRunning && slot.state === 'dispatched')) reject(state, slot, output);
+  }
+  state.batch.cursor = state.batch.slots.length;
+}

@@ -1,0 +1,238 @@
+import type { AnyActorLogic, AnyActorRef } from 'xstate';
+import type { Agent } from '../agent.js';
+import type { CallJob } from '../actors/call-pipeline.js';
+import { asError } from '../errors.js';
+import type { AncestorBudget } from '../rules/budget.js';
+import type { Mailbox } from '../tools/context.js';
+import { toToolSchema, type Tool, type ToolSchema } from '../tools/tool.js';
+import { emptyUsage, type AssistantMessage, type Budget, type Message, type RunEvent, type ToolCallRequest, type Usage } from '../types.js';
+import type { ApprovalRouter } from './approvals.js';
+import type { RunOptions } from './run-options.js';
+import { createRunPort } from './run-port.js';
+import type { RunPort } from '../tools/call-context.js';
+import { RunLog } from './run-log.js';
+import { validateRunOptions } from './run-options.js';
+
+export const DEFAULT_MAX_TURNS = 10;
+
+/** Rewrites the transcript the next agent sees after a handoff. */
+export type HandoffInputFilter = (transcript: readonly Message[]) => Message[];
+
+/** Where a run's events go: the root run's stream. Sub-runs are given the same sink. */
+export type EventSink = (event: RunEvent) => void;
+
+/** What a run actor is started with. Plain data plus addresses: never another run's state. */
+export interface RunInput {
+  /** Unique in the run tree; sub-runs get `<parent>/<turn>.<index>`. */
+  readonly runId: string;
+  readonly agent: Agent;
+  readonly input: string;
+  readonly options: RunOptions;
+  /** Agent names of the runs above this one (empty for a root run). */
+  readonly parentPath: readonly string[];
+  readonly sink: EventSink;
+  /** The run tree's approval inbox: routes decisions addressed by approval id to the waiting run. */
+  readonly approvals: ApprovalRouter;
+  /** For sub-runs: the parent run's address and what every ancestor has left to spend. */
+  readonly parent?: { readonly ref: AnyActorRef; readonly ancestors: readonly AncestorBudget[] };
+}
+
+/** How a run ended; the run actor's output. */
+export type RunOutcome =
+  | { readonly status: 'completed'; readonly runId: string; readonly output: string; readonly usage: Usage; readonly turns: number; readonly agent: string; readonly transcript: readonly Message[] }
+  | { readonly status: 'failed'; readonly runId: string; readonly error: Error };
+
+export type SlotState = 'pending' | 'dispatched' | 'settled';
+
+/** One requested call of the current turn, from preflight to its single result. */
+export interface CallSlot {
+  /** Unique in the run (`<turn>.<index>`): actors, approvals and results use it, so repeated model ids never collide. */
+  readonly key: string;
+  /** Position in the model's reply. */
+  readonly index: number;
+  /** As the model sent it (an empty id replaced by a generated one); events carry it. */
+  readonly call: ToolCallRequest;
+  state: SlotState;
+  tool: Tool | undefined;
+  raw: Record<string, unknown> | undefined;
+  args: unknown;
+  terminate: boolean;
+  output: string;
+}
+
+/** The calls of the current turn's reply. */
+export interface Batch {
+  readonly reply: AssistantMessage | undefined;
+  readonly slots: CallSlot[];
+  readonly byKey: Map<string, CallSlot>;
+  /** Index of the next call preflight looks at. */
+  cursor: number;
+  /** Every call of this batch runs alone (agent or a tool's executionMode is sequential). */
+  readonly sequential: boolean;
+  /** The handoff target a call of this turn already claimed: later handoffs are rejected. */
+  claimedHandoff: string | undefined;
+}
+
+/** The batch of a turn before its reply (and of a run before its first turn). */
+export function emptyBatch(): Batch {
+  return { reply: undefined, slots: [], byKey: new Map(), cursor: 0, sequential: false, claimedHandoff: undefined };
+}
+
+/**
+ * The state of one run, owned by its run actor: only the run chart's actions change it,
+ * guards only read it. Kept as one record referenced from the actor's context so XState
+ * never copies the transcript (it grows by push; a turn costs the same at turn 200).
+ */
+export interface RunState {
+  readonly runId: string;
+  readonly input: string;
+  readonly options: RunOptions;
+  readonly parentPath: readonly string[];
+  readonly sink: EventSink;
+  readonly approvals: ApprovalRouter;
+  /** The run actor itself: tools reach their run only by sending it messages. */
+  readonly self: AnyActorRef;
+  /** The logic this run runs on; sub-runs use the same (so a test's mutant chart reaches them). */
+  readonly logic: AnyActorLogic;
+  readonly parentRef: AnyActorRef | undefined;
+  /** This run's copy of every ancestor's budget and spend, parent first. */
+  readonly ancestors: AncestorBudget[];
+  readonly deps: unknown;
+  readonly maxTurns: number;
+  readonly budget: Budget | undefined;
+  readonly startedAt: number;
+  readonly abortController: AbortController;
+  readonly transcript: Message[];
+  readonly usage: Usage;
+  readonly mailbox: Mailbox;
+  readonly runLog: RunLog | undefined;
+  /** Live sub-runs by run id, told about spend elsewhere in the tree. */
+  readonly subRuns: Map<string, AnyActorRef>;
+  /** What this run's call contexts may do with it. */
+  readonly port: RunPort;
+
+  agent: Agent;
+  tools: Map<string, Tool>;
+  toolSchemas: ToolSchema[];
+  system: string;
+  agentView: { readonly name: string };
+  path: readonly string[];
+
+  turn: number;
+  toolCallCount: number;
+  batch: Batch;
+  /** Calls dispatched and not yet settled: the one count of calls in flight. */
+  inFlight: number;
+  /** Calls cleared since the last hand-over to the executor. */
+  outbox: CallJob[];
+  /** Mailbox messages waiting for the next model request. */
+  inbox: string[];
+  pendingHandoff: { readonly target: Agent; readonly inputFilter: HandoffInputFilter | undefined } | undefined;
+
+  configError: Error | undefined;
+  /** Stops the run at its next safe point (budget, a failed handoff). */
+  stopError: Error | undefined;
+  cancelError: Error | undefined;
+  failure: Error | undefined;
+  outcome: RunOutcome | undefined;
+
+  /** Found in the checkpoint store: continue it. */
+  resumed: boolean;
+  /** The stored run had completed: it replays as run_started, run_completed. */
+  replayCompleted: boolean;
+  /** The stored run stopped inside a turn: continue from its stored reply. */
+  resumeInTurn: boolean;
+  /** Output of a completed stored run. */
+  storedOutput: string;
+  /** Messages that came from the session's history (not this run's own). */
+  historyLength: number;
+}
+
+const runStates = new WeakSet<object>();
+
+/** Whether `value` is a run's state record (inspection summarises it instead of walking it). */
+export function isRunState(value: unknown): value is RunState {
+  return typeof value === 'object' && value !== null && runStates.has(value);
+}
+
+/** Builds a run's state from its input; a bad option becomes `configError` (the chart fails the run with it). */
+export function createRunState(input: RunInput, self: AnyActorRef): RunState {
+  const { options } = input;
+  const checkpoint = options.checkpoint;
+  const state: RunState = {
+    runId: input.runId,
+    input: input.input,
+    options,
+    parentPath: input.parentPath,
+    sink: input.sink,
+    approvals: input.approvals,
+    self,
+    logic: (self as unknown as { logic: AnyActorLogic }).logic,
+    parentRef: input.parent?.ref,
+    ancestors: (input.parent?.ancestors ?? []).map((a) => ({ ...a, usage: { ...a.usage } })),
+    deps: options.context,
+    maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
+    budget: options.budget,
+    startedAt: Date.now(),
+    abortController: new AbortController(),
+    transcript: [],
+    usage: emptyUsage(),
+    mailbox: { post: (text: string) => postToRun(self, text) },
+    runLog: undefined,
+    subRuns: new Map(),
+    port: undefined as unknown as RunPort,
+    agent: input.agent,
+    tools: new Map(),
+    toolSchemas: [],
+    system: '',
+    agentView: { name: input.agent?.name ?? '' },
+    path: [...input.parentPath, input.agent?.name ?? ''],
+    turn: 0,
+    toolCallCount: 0,
+    batch: emptyBatch(),
+    inFlight: 0,
+    outbox: [],
+    inbox: [],
+    pendingHandoff: undefined,
+    configError: undefined,
+    stopError: undefined,
+    cancelError: undefined,
+    failure: undefined,
+    outcome: undefined,
+    resumed: false,
+    replayCompleted: false,
+    resumeInTurn: false,
+    storedOutput: '',
+    historyLength: 0,
+  };
+  runStates.add(state);
+  (state as { port: RunPort }).port = createRunPort(state);
+  if (checkpoint) {
+    (state as { runLog: RunLog }).runLog = new RunLog(checkpoint.store, checkpoint.runId ?? input.runId, (entries) =>
+      state.sink({ type: 'checkpoint_saved', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, entries }),
+    );
+  }
+  try {
+    validateRunOptions(input.input, options);
+    useAgent(state, input.agent);
+  } catch (error) {
+    state.configError = asError(error);
+  }
+  return state;
+}
+
+/** Makes `agent` the active agent: its tools, schemas and system prompt. May throw (tool name clash). */
+export function useAgent(state: RunState, agent: Agent): void {
+  const tools = agent.toolTable();
+  state.tools = tools;
+  state.toolSchemas = [...tools.values()].map(toToolSchema);
+  state.system = agent.systemPrompt(state.deps);
+  state.agent = agent;
+  state.agentView = { name: agent.name };
+  state.path = [...state.parentPath, agent.name];
+}
+
+/** A tool's mailbox post is a message to its run; a run that has ended no longer listens. */
+function postToRun(self: AnyActorRef, text: string): void {
+  if (self.getSnapshot().status === 'active') self.send({ type: 'mailbox.post', text: String(text) });
+}

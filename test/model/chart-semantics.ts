@@ -1,0 +1,334 @@
+import { enqueueActions } from 'xstate';
+import {
+  PROFILES,
+  REPLIES,
+  REPLY_TEXT,
+  REPLY_TOKENS,
+  STORED_OPEN_TURN,
+  STORED_OUTPUT,
+  SUB_RUNS,
+  callId,
+  type CallKind,
+  type Profile,
+  type ProfileName,
+  type ReplyKind,
+  type ResultClass,
+  type SubRunMessage,
+} from './chart-spec.js';
+
+/**
+ * The meaning of every guard and action NAME of the run chart, over an abstract run.
+ * Written from DESIGN.md ("The run statechart", "Budgets", "Terminate", "Approval") as a
+ * specification: nothing here calls src/rules or src/runtime, so a mutant of a rule makes
+ * the real run disagree with this model. Effects are recorded as labels of the run events
+ * the root stream must carry, in order.
+ */
+
+export interface Slot {
+  readonly kind: CallKind;
+  readonly id: string;
+  state: 'pending' | 'dispatched' | 'settled';
+  terminate: boolean;
+  /** Counted against maxToolCalls (a resumed call was counted by the run that requested it). */
+  counted: boolean;
+}
+
+export interface ModelContext {
+  profile: ProfileName | undefined;
+  agent: 'main' | 'other';
+  turn: number;
+  reply: ReplyKind | 'stored' | undefined;
+  slots: Slot[];
+  cursor: number;
+  claimedHandoff: boolean;
+  tokens: number;
+  toolCalls: number;
+  /** Mailbox messages waiting for the next model request. */
+  inbox: number;
+  pendingHandoff: 'good' | 'bad' | undefined;
+  /** Error name the run stops with at its next safe point. */
+  stop: string | undefined;
+  cancel: boolean;
+  failure: string | undefined;
+  resumed: boolean;
+  replayCompleted: boolean;
+  resumeInTurn: boolean;
+  output: string | undefined;
+  /** Labels of the root run's events, in order (chart-world.ts `label`). */
+  log: string[];
+  /** Terminal events of sub-runs, `<agent>:<label>`, in order. */
+  subLog: string[];
+}
+
+export const initialContext = (): ModelContext => ({
+  profile: undefined,
+  agent: 'main',
+  turn: 0,
+  reply: undefined,
+  slots: [],
+  cursor: 0,
+  claimedHandoff: false,
+  tokens: 0,
+  toolCalls: 0,
+  inbox: 0,
+  pendingHandoff: undefined,
+  stop: undefined,
+  cancel: false,
+  failure: undefined,
+  resumed: false,
+  replayCompleted: false,
+  resumeInTurn: false,
+  output: undefined,
+  log: [],
+  subLog: [],
+});
+
+type Raised = { type: string; [k: string]: unknown };
+type Effect = (c: ModelContext, event: Raised) => Raised[] | void;
+type Args = { context: ModelContext; event: Raised };
+
+const profile = (c: ModelContext): Profile => PROFILES[c.profile!];
+const maxTurns = (c: ModelContext): number => profile(c).maxTurns ?? 10;
+const tokensOver = (c: ModelContext): boolean => profile(c).maxTotalTokens !== undefined && c.tokens > profile(c).maxTotalTokens!;
+const callsOver = (c: ModelContext): boolean => profile(c).maxToolCalls !== undefined && c.toolCalls > profile(c).maxToolCalls!;
+const gated = (k: CallKind): boolean => k === 'gated' || k === 'gatedAlone';
+const isHandoff = (k: CallKind): boolean => k === 'handoff' || k === 'badHandoff';
+/** Barrier rule: parallel:false tools and every handoff run alone. */
+const runsAlone = (k: CallKind): boolean => k === 'alone' || k === 'gatedAlone' || isHandoff(k);
+const current = (c: ModelContext): Slot => c.slots[c.cursor]!;
+
+/** An effect as an XState action: applied to a copy of the context, then the raised events in order. */
+const effect = (fn: Effect) =>
+  enqueueActions(({ context, event, enqueue }: { context: ModelContext; event: Raised; enqueue: any }) => {
+    const next = structuredClone(context);
+    const raised = fn(next, event) ?? [];
+    enqueue.assign(() => next);
+    for (const e of raised) enqueue.raise(e);
+  });
+
+function settle(c: ModelContext, slot: Slot, cls: ResultClass, terminate = false): void {
+  slot.state = 'settled';
+  slot.terminate = terminate;
+  c.log.push(`tool_call_completed:${slot.id}:${cls}`);
+}
+
+const subRunEvent = (m: SubRunMessage): Raised => (m.type === 'child.spend' ? { type: 'child.spend', toolCalls: m.toolCalls } : { type: m.type });
+
+function dispatch(c: ModelContext, slot: Slot): Raised[] {
+  slot.state = 'dispatched';
+  c.log.push(`tool_call_started:${slot.id}`);
+  // A sub-run started by this call talks to the run after the step that dispatched it.
+  return (SUB_RUNS[slot.kind]?.onDispatch ?? []).map(subRunEvent);
+}
+
+const claim = (c: ModelContext, slot: Slot): void => void (isHandoff(slot.kind) && (c.claimedHandoff = true));
+
+/**
+ * Serial preflight in request order: skip calls with a result, count, budget, tool lookup,
+ * handoff dedup, JSON, approval, barrier; parallel calls are dispatched and preflight goes
+ * on. Returns the verdict event, then whatever the dispatched sub-runs send afterwards.
+ */
+function admitCalls(c: ModelContext): Raised[] {
+  const later: Raised[] = [];
+  const verdict = (v: string): Raised[] => [{ type: `preflight.${v}` }, ...later];
+  while (c.cursor < c.slots.length) {
+    if (c.stop) return verdict('stop');
+    const slot = current(c);
+    if (slot.state === 'settled') {
+      c.cursor++;
+      continue;
+    }
+    if (!slot.counted) c.toolCalls++;
+    slot.counted = true;
+    if (callsOver(c)) {
+      c.stop = 'BudgetExceeded';
+      c.cursor++;
+      settle(c, slot, 'overBudget');
+      return verdict('stop');
+    }
+    if (slot.kind === 'unknown' || slot.kind === 'badJson') {
+      c.cursor++;
+      settle(c, slot, slot.kind === 'unknown' ? 'unknownTool' : 'badJson');
+      continue;
+    }
+    if (isHandoff(slot.kind) && c.claimedHandoff) {
+      c.cursor++;
+      settle(c, slot, 'handoffDup');
+      continue;
+    }
+    if (gated(slot.kind)) {
+      c.log.push(`approval_required:${slot.id}`);
+      return verdict('approval');
+    }
+    if (runsAlone(slot.kind)) {
+      claim(c, slot);
+      return verdict('alone');
+    }
+    c.cursor++;
+    later.push(...dispatch(c, slot));
+  }
+  return verdict('done');
+}
+
+function closeOpen(c: ModelContext, cls: ResultClass, includeRunning: boolean): void {
+  for (const slot of c.slots) if (slot.state === 'pending' || (includeRunning && slot.state === 'dispatched')) settle(c, slot, cls);
+  c.cursor = c.slots.length;
+}
+
+export const abstractGuards: Record<string, (args: Args) => boolean> = {
+  hasConfigError: ({ context }) => profile(context).configError === true,
+  needsLoading: ({ context }) => profile(context).checkpoint === true || profile(context).session === true,
+  cancelRequested: ({ context }) => context.cancel,
+  replayCompleted: ({ context }) => context.replayCompleted,
+  resumeInTurn: ({ context }) => context.resumeInTurn,
+  // Turn start: the turn limit, then the token budget.
+  turnLimitReached: ({ context }) => context.turn + 1 > maxTurns(context) || tokensOver(context),
+  replyOverBudget: ({ context }) => tokensOver(context),
+  noToolCalls: ({ context }) => context.slots.length === 0,
+  approvalDenied: ({ event }) => !(event.output as { approved: boolean }).approved,
+  currentCallRunsAlone: ({ context }) => runsAlone(current(context).kind),
+  nothingInFlight: ({ context }) => !context.slots.some((s) => s.state === 'dispatched'),
+  resultsCancelRun: ({ event }) => (event.results as Array<{ cancel: boolean }>).some((r) => r.cancel),
+  stopRequested: ({ context }) => context.stop !== undefined,
+  spendOverBudget: ({ context }) => tokensOver(context) || callsOver(context),
+  checkpointing: ({ context }) => profile(context).checkpoint === true,
+  // Terminate rule: no calls, or every result of the batch terminates; a waiting message gives another turn.
+  runFinished: ({ context }) => context.inbox === 0 && context.reply !== undefined && context.slots.every((s) => s.terminate),
+  handoffPending: ({ context }) => context.pendingHandoff !== undefined,
+  noSession: ({ context }) => profile(context).session !== true,
+};
+
+const effects: Record<string, Effect> = {
+  startRun: (c) => {
+    c.log.push('run_started');
+    if (c.resumeInTurn) c.log.push('turn_started');
+  },
+  recordCancel: (c) => void (c.cancel = true),
+  recordCancelFromResults: (c) => void (c.cancel = true),
+  failWithConfigError: (c) => void (c.failure ??= 'UserError'),
+  failWithRestoreError: (c) => void (c.failure ??= 'TroupeError'),
+  failWithTurnLimit: (c) => void (c.failure ??= c.turn + 1 > maxTurns(c) ? 'MaxTurnsExceeded' : 'BudgetExceeded'),
+  startTurn: (c) => {
+    Object.assign(c, { turn: c.turn + 1, slots: [], cursor: 0, reply: undefined, claimedHandoff: false, inbox: 0 });
+    c.log.push('turn_started');
+  },
+  recordReply: (c, e) => {
+    const reply = (e.output as { reply: ReplyKind }).reply;
+    c.tokens += REPLY_TOKENS;
+    c.reply = reply;
+    c.slots = REPLIES[reply].map((kind, i) => ({ kind, id: callId(c.turn, i), state: 'pending', terminate: false, counted: false }));
+    if (reply === 'text') c.log.push('text_delta');
+    c.log.push('message_completed');
+  },
+  failWithModelError: (c) => void (c.failure ??= 'ModelError'),
+  stopOverBudget: (c) => void (c.stop ??= 'BudgetExceeded'),
+  stopOverSpend: (c) => void (c.stop ??= 'BudgetExceeded'),
+  admitCalls: (c) => admitCalls(c),
+  rejectDenied: (c) => settle(c, c.slots[c.cursor++]!, 'denied'),
+  claimApproved: (c) => claim(c, current(c)),
+  dispatchApproved: (c) => {
+    claim(c, current(c));
+    return dispatch(c, c.slots[c.cursor++]!);
+  },
+  dispatchAlone: (c) => dispatch(c, c.slots[c.cursor++]!),
+  recordResults: (c, e) => {
+    for (const r of e.results as Array<{ index: number; cls: ResultClass; terminate: boolean; budget: boolean }>) {
+      const slot = c.slots[r.index]!;
+      if (slot.state === 'settled') continue;
+      settle(c, slot, r.cls, r.terminate);
+      if (r.budget) c.stop ??= 'BudgetExceeded';
+    }
+  },
+  closeForStop: (c) => closeOpen(c, 'notRun', false),
+  closeUnfinishedCalls: (c) => closeOpen(c, 'notExecuted', true),
+  endTurn: (c) => void c.log.push('turn_ended'),
+  applyHandoff: (c) => {
+    const kind = c.pendingHandoff;
+    c.pendingHandoff = undefined;
+    // A throwing inputFilter cancels the switch and stops the run with its error.
+    if (kind === 'bad') return void (c.stop ??= 'Error');
+    c.agent = 'other';
+    c.log.push('handoff_occurred');
+  },
+  recordHandoff: (c, e) => void (c.pendingHandoff = e.bad ? 'bad' : 'good'),
+  queueMessage: (c) => void c.inbox++,
+  foldChildSpend: (c, e) => void (c.toolCalls += e.toolCalls as number),
+  foldAncestorSpend: () => undefined,
+  trackSubRun: () => undefined,
+  untrackSubRun: () => undefined,
+  cancel: (c) => {
+    // The run's signal aborts: live sub-runs are cancelled before the run reports its end.
+    for (const slot of c.slots) if (slot.state === 'dispatched') c.subLog.push(...(SUB_RUNS[slot.kind]?.onCancel ?? []));
+    closeOpen(c, 'cancelled', true);
+    c.failure = 'RunCancelled';
+  },
+  failWithCheckpointError: (c) => void (c.failure ??= 'TroupeError'),
+  failWithSessionError: (c) => void (c.failure ??= 'TroupeError'),
+  emitCompleted: (c) => {
+    c.output = c.replayCompleted ? STORED_OUTPUT : c.slots.length === 0 ? REPLY_TEXT : c.slots.map((s) => `result:${s.id}`).join('\n');
+    c.log.push('run_completed');
+  },
+  emitFailed: (c) => {
+    c.failure = c.failure ?? c.stop ?? 'RunCancelled';
+    c.log.push(`run_failed:${c.failure}`);
+  },
+};
+
+export const abstractActions: Record<string, ReturnType<typeof effect>> = Object.fromEntries(Object.entries(effects).map(([name, fn]) => [name, effect(fn)]));
+
+/** What a returning tool body means for the run: its result, and the messages it sent first. */
+function settleStep(c: ModelContext, index: number): Raised[] {
+  const slot = c.slots[index]!;
+  const kind = slot.kind;
+  const raised: Raised[] = [];
+  if (isHandoff(kind)) raised.push({ type: 'handoff.request', bad: kind === 'badHandoff' });
+  if (kind === 'postTerminate') raised.push({ type: 'mailbox.post' });
+  const sub = SUB_RUNS[kind];
+  if (sub) {
+    raised.push(...sub.onSettle.map(subRunEvent));
+    c.subLog.push(...sub.terminals);
+  }
+  // A throwing body (and a failed sub-run) reports tool_call_failed before its result.
+  if (kind === 'cancelTool' || kind === 'budgetTool' || sub?.result === 'agentFailed') c.log.push(`tool_call_failed:${slot.id}`);
+  const cls: ResultClass = sub ? sub.result : kind === 'cancelTool' ? 'toolError' : kind === 'budgetTool' ? 'overBudget' : isHandoff(kind) ? 'transferred' : 'ok';
+  const terminate = kind === 'terminate' || kind === 'postTerminate';
+  raised.push({ type: 'tools.settled', results: [{ index, cls, terminate, cancel: kind === 'cancelTool', budget: kind === 'budgetTool' }] });
+  return raised;
+}
+
+/** What loading a stored run restores (the restore actor's work; its done event carries nothing). */
+function restore(c: ModelContext): void {
+  const stored = profile(c).stored ?? 'none';
+  if (stored === 'completed') Object.assign(c, { resumed: true, replayCompleted: true, turn: 1 });
+  if (stored === 'openTurn') {
+    const { turn, kinds, settled } = STORED_OPEN_TURN;
+    c.slots = kinds.map((kind, i) => ({ kind, id: callId(turn, i), state: settled.includes(i) ? 'settled' : 'pending', terminate: false, counted: true }));
+    Object.assign(c, { resumed: true, resumeInTurn: true, turn, reply: 'stored', toolCalls: kinds.length, tokens: REPLY_TOKENS });
+  }
+}
+
+const env = (fn: Effect) => ({ actions: effect(fn) });
+const raise = (type: string, extra: Record<string, unknown> = {}) => env(() => [{ type, ...extra }]);
+
+/** Root handlers of the env events: each raises the chart events the runtime would get. */
+export const envHandlers = {
+  'env.launch': env((c, e) => {
+    c.profile = e.profile as ProfileName;
+    return [...(profile(c).cancelFirst ? [{ type: 'CANCEL' }] : []), { type: 'START' }];
+  }),
+  'env.loadOk': env((c) => {
+    restore(c);
+    return [{ type: 'xstate.done.actor.restore' }];
+  }),
+  'env.loadFail': raise('xstate.error.actor.restore', { error: 'load failed' }),
+  'env.reply': env((_c, e) => [{ type: 'xstate.done.actor.model', output: { reply: e.reply } }]),
+  'env.modelFail': raise('xstate.error.actor.model', { error: 'model failed' }),
+  'env.approve': raise('xstate.done.actor.approval', { output: { approved: true } }),
+  'env.deny': raise('xstate.done.actor.approval', { output: { approved: false } }),
+  'env.settle': env((c, e) => settleStep(c, e.index as number)),
+  'env.storeOk': raise('xstate.done.actor.checkpoint'),
+  'env.storeFail': raise('xstate.error.actor.checkpoint', { error: 'write failed' }),
+  'env.sessionOk': raise('xstate.done.actor.session'),
+  'env.sessionFail': raise('xstate.error.actor.session', { error: 'write failed' }),
+  'env.cancel': raise('CANCEL'),
+};
