@@ -13,7 +13,8 @@ describe('package entry', () => {
   it('runs the demo under plain node (XState production build) to run_completed', () => {
     const out = execFileSync(process.execPath, ['dist/cli/main.js', 'demo'], { encoding: 'utf8' });
     expect(out).toContain('⇄ handoff Triage → Travel specialist');
-    expect(out).toMatch(/▶ run run_[\w-]+\/call_research started \(agent Research\)/);
+    // The sub-run of call 0 in the specialist's turn 2 (sub-run ids are <parent>/<turn>.<index>).
+    expect(out).toMatch(/▶ run run_[\w-]+\/2\.0 started \(agent Research\)/);
     expect(out).toContain('✗ call_flights attempt 1 failed: flight search timed out upstream (retrying)');
     expect(out).toContain('? approval required for book_hotel({"city":"Rome","nights":"2"}) — approving');
     expect(out).toMatch(/■ run run_[\w-]+ completed after 4 turns/);
