@@ -7,7 +7,8 @@
  */
 import { z } from 'zod';
 import { createActor, type ActorLogic, type AnyActorRef } from 'xstate';
-import { Agent, Runner, ScriptedModel, batch, call, text, tool } from '../src/index.js';
+import { Agent, Runner, tool } from '../src/index.js';
+import { ScriptedModel, batch, call, text } from '../src/entry/testing.js';
 
 const noop = tool({ name: 'noop', description: 'Does nothing.', parameters: z.object({}), execute: () => 'ok' });
 

@@ -8,7 +8,8 @@
  */
 import { Agent as HttpAgent, request } from 'node:http';
 import { z } from 'zod';
-import { Agent, ScriptedModel, batch, text, tool } from '../src/index.js';
+import { Agent, tool } from '../src/index.js';
+import { ScriptedModel, batch, text } from '../src/entry/testing.js';
 import { createServer, type TroupeServer } from '../src/server/index.js';
 
 const N = Number(process.env.N ?? 100);

@@ -4,7 +4,8 @@ import { handoff } from './handoff/handoff.js';
 import type { Model, ModelSettings } from './models/model.js';
 import type { RunContext } from './tools/context.js';
 import type { ResultRenderer, Tool } from './tools/tool.js';
-import type { ToolCallRequest } from './types.js';
+import type { Message, ToolCallRequest } from './types.js';
+import type { AgentHooks, Guardrail, OutputOptions } from './hooks.js';
 
 /** What an approval handler answers: allow, deny, or leave it to the stream consumer. */
 export type ApprovalDecision = boolean | 'allow' | 'deny' | 'ask';
@@ -18,7 +19,7 @@ export interface ApprovalRequest {
 
 export type ApprovalHandler = (request: ApprovalRequest, ctx: RunContext<any>) => ApprovalDecision | Promise<ApprovalDecision>;
 
-export interface AgentOptions<Deps = any> {
+export interface AgentOptions<Deps = any> extends OutputOptions<Deps> {
   name: string;
   instructions?: string | ((ctx: { deps: Deps; agent: Agent<Deps> }) => string);
   model: Model;
@@ -34,6 +35,8 @@ export interface AgentOptions<Deps = any> {
   /** "sequential" runs every batch one call at a time. */
   toolExecution?: 'parallel' | 'sequential';
   settings?: ModelSettings;
+  /** Hooks that shape the loop (see AgentHooks); several compose in order. */
+  hooks?: AgentHooks<Deps> | readonly AgentHooks<Deps>[];
 }
 
 export const DEFAULT_MAX_TOOL_OUTPUT_CHARS = 200_000;
@@ -52,6 +55,10 @@ export class Agent<Deps = any> {
   readonly toolResultRenderer: ResultRenderer | undefined;
   readonly toolExecution: 'parallel' | 'sequential';
   readonly settings: ModelSettings;
+  readonly hooks: readonly AgentHooks<Deps>[];
+  readonly outputType: OutputOptions['outputType'];
+  readonly inputGuardrails: readonly Guardrail<readonly Message[], Deps>[];
+  readonly outputGuardrails: readonly Guardrail<unknown, Deps>[];
 
   constructor(options: AgentOptions<Deps>) {
     if (!options.name) throw new UserError('Agent needs a name.');
@@ -68,6 +75,10 @@ export class Agent<Deps = any> {
     this.toolResultRenderer = options.toolResultRenderer;
     this.toolExecution = options.toolExecution ?? 'parallel';
     this.settings = options.settings ?? {};
+    this.hooks = options.hooks === undefined ? [] : Array.isArray(options.hooks) ? [...options.hooks] : [options.hooks as AgentHooks<Deps>];
+    this.outputType = options.outputType;
+    this.inputGuardrails = [...(options.inputGuardrails ?? [])];
+    this.outputGuardrails = [...(options.outputGuardrails ?? [])];
   }
 
   /** This agent as a tool: each call runs it as a child run of the caller. */

@@ -113,3 +113,37 @@ function safeString(value: unknown): string {
     return String(value);
   }
 }
+
+/** A model-side hook (beforeModelCall, afterModelResponse, onRunEnd) threw; the run fails with this. */
+export class HookError extends TroupeError {
+  override readonly code = 'HOOK_ERROR';
+  readonly hook: string;
+  constructor(hook: string, cause: unknown) {
+    super(`${hook} hook failed: ${cause instanceof Error ? cause.message || cause.name : String(cause)}`, { cause });
+    this.hook = hook;
+  }
+}
+
+/** A guardrail's tripwire ended the run. `info` is what the guardrail attached. */
+export class GuardrailTripped extends TroupeError {
+  override readonly code = 'GUARDRAIL_TRIPPED';
+  readonly guardrail: string;
+  readonly kind: 'input' | 'output';
+  readonly info: unknown;
+  constructor(kind: 'input' | 'output', guardrail: string, info: unknown) {
+    super(`${kind} guardrail '${guardrail}' tripped`);
+    this.kind = kind;
+    this.guardrail = guardrail;
+    this.info = info;
+  }
+}
+
+/** The final reply did not match the agent's outputType, also after the repair turn. */
+export class OutputValidationError extends TroupeError {
+  override readonly code = 'OUTPUT_VALIDATION_ERROR';
+  readonly output: string;
+  constructor(message: string, output: string) {
+    super(message);
+    this.output = output;
+  }
+}

@@ -1,3 +1,9 @@
+/**
+ * `troupe`: the core (agents, tools, the runner, errors, event and message types, in-memory
+ * stores). It loads no native module, no server and no test double; those live in
+ * `troupe/sqlite`, `troupe/server`, `troupe/mcp`, `troupe/ai-sdk`, `troupe/otel` and
+ * `troupe/testing` (test/entry/ checks what an import of each loads).
+ */
 export { Agent, type AgentOptions, type ApprovalDecision, type ApprovalHandler, type ApprovalRequest } from './agent.js';
 export {
   TroupeError,
@@ -10,6 +16,9 @@ export {
   ModelError,
   ScriptExhausted,
   ToolTimeout,
+  HookError,
+  GuardrailTripped,
+  OutputValidationError,
   type ArgumentIssue,
   type BudgetKind,
 } from './errors.js';
@@ -17,9 +26,10 @@ export { tool, type Tool, type ToolOptions, type ToolPolicy, type ToolSchema, ty
 export { toolResult, type ToolResult } from './tools/result.js';
 export type { RunContext, Mailbox } from './tools/context.js';
 export type { Model, ModelRequest, ModelSettings, ModelStreamPart } from './models/model.js';
-export { ScriptedModel, text, call, batch, type ScriptStep, type RecordedRequest } from './models/scripted.js';
 export { Runner, RunHandle, getRunMachine, type RunResult, type ApprovalControls } from './runtime/runner.js';
 export type { PendingApproval, ApprovalTarget } from './runtime/approvals.js';
+export type { HumanRequest, HumanAnswer } from './runtime/humans.js';
+export type { AgentHooks, HookContext, ModelCallView, AfterModelResponse, HookedCall, HookedResult, Guardrail, GuardrailVerdict } from './hooks.js';
 export type { RunOptions, InspectionObserver } from './runtime/run-options.js';
 export {
   MemoryCheckpointStore,
@@ -32,24 +42,8 @@ export {
   type ListRunsOptions,
   type MemoryCheckpointStoreOptions,
 } from './store/checkpoint-store.js';
-export { SqliteCheckpointStore } from './store/sqlite-checkpoint-store.js';
-export type { SqliteStoreOptions } from './store/sqlite-options.js';
 export { MemorySession, type Session } from './store/session.js';
-export { SqliteSession } from './store/sqlite-session.js';
 export { exportRun, parseRunExport, CHECKPOINT_SCHEMA_VERSION, SESSION_SCHEMA_VERSION, type RunExport } from './store/format.js';
-export { aiSdkModel, AiSdkModel, defaultParallelToolCalls, type AiSdkModelOptions, type ParallelToolCallsMapper } from './models/ai-sdk.js';
-export { ProviderError } from './models/provider-error.js';
-export {
-  mcp,
-  McpConnectionError,
-  type McpServer,
-  type McpServerOptions,
-  type McpStdioOptions,
-  type McpHttpOptions,
-  type McpCommonOptions,
-  type McpToolInfo,
-  type McpApproval,
-} from './mcp/index.js';
 export { rawTool, checkJsonSchema, type RawToolOptions } from './tools/raw-tool.js';
 export {
   workspaceTools,
@@ -61,11 +55,9 @@ export {
   type PolicyDecision,
 } from './tools/workspace/index.js';
 export { askHuman, type HumanChannel, type AskHumanOptions } from './tools/ask-human.js';
-export { modelFromEnv } from './cli/model-from-env.js';
-export { createServer, type ServerOptions, type TroupeServer, type AgentSource } from './server/server.js';
-export { startDemoServer } from './server/demo.js';
-export { InspectionFeed } from './inspect/feed.js';
 export { handoff, type HandoffOptions } from './handoff/handoff.js';
 export { agentAsTool, type AgentToolOptions } from './handoff/agent-tool.js';
 export type { HandoffInputFilter } from './runtime/run-state.js';
 export type * from './types.js';
+// Moved names, kept for one version without loading their modules (see ./deprecated.ts).
+export * from './deprecated.js';

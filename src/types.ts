@@ -72,7 +72,23 @@ interface ToolEventBase extends EventBase {
   readonly call: ToolCallRequest;
 }
 
-export interface RunStartedEvent extends EventBase { readonly type: 'run_started'; readonly input: string }
+/** A message of a run's input; system messages add to the run's instructions. */
+export type InputMessage = { readonly role: 'system'; readonly content: string } | Message;
+
+/** A run's input: one user message as text, or a conversation. */
+export type RunInputValue = string | readonly InputMessage[];
+
+export interface RunStartedEvent extends EventBase { readonly type: 'run_started'; readonly input: RunInputValue }
+/** A user message joined the transcript before a model request: steered by the caller, a follow-up, or a tool's mailbox post. */
+export interface UserMessageInjectedEvent extends EventBase {
+  readonly type: 'user_message_injected';
+  readonly turn: number;
+  readonly message: UserMessage;
+  /** steer / follow_up: the caller; mailbox: a tool; hook: afterModelResponse or onRunEnd; repair: the outputType repair turn. */
+  readonly source: 'steer' | 'follow_up' | 'mailbox' | 'hook' | 'repair';
+  /** The id `handle.steer()` / `handle.followUp()` returned (mailbox posts have none). */
+  readonly id?: string;
+}
 export interface TurnStartedEvent extends EventBase { readonly type: 'turn_started'; readonly turn: number }
 export interface TextDeltaEvent extends EventBase { readonly type: 'text_delta'; readonly turn: number; readonly delta: string }
 export interface ReasoningDeltaEvent extends EventBase { readonly type: 'reasoning_delta'; readonly turn: number; readonly delta: string }
@@ -88,12 +104,22 @@ export interface ApprovalRequiredEvent extends ToolEventBase {
   readonly approvalId: string;
   /** Parsed, validated arguments the tool would receive. */
   readonly args: unknown;
-  /** Decides this call (and only this one). A decision after the call was decided otherwise does nothing. */
-  approve(): void;
+  /** Decides this call (and only this one); `edits.args` replaces its arguments (validated again). A decision after the call was decided otherwise does nothing. */
+  approve(edits?: { args: unknown }): void;
   /** Denies this call; the model sees `reason` in the call's error result. */
   reject(reason?: string): void;
 }
 export interface ToolCallStartedEvent extends ToolEventBase { readonly type: 'tool_call_started' }
+/** A tool (askHuman without a channel) asks a person; answer with `handle.humans.answer(requestId, answer)`. */
+export interface HumanRequestEvent extends ToolEventBase {
+  readonly type: 'human_request';
+  readonly requestId: string;
+  readonly question: string;
+  readonly options?: readonly string[];
+  readonly multiSelect: boolean;
+}
+/** The person answered (a string, or an array of options for a multi-select). */
+export interface HumanAnswerEvent extends ToolEventBase { readonly type: 'human_answer'; readonly requestId: string; readonly answer: string | readonly string[] }
 export interface ToolCallProgressEvent extends ToolEventBase { readonly type: 'tool_call_progress'; readonly progress: unknown }
 /** One attempt failed; `willRetry` tells whether another attempt follows. */
 export interface ToolCallFailedEvent extends ToolEventBase {
@@ -111,7 +137,11 @@ export interface ToolCallCompletedEvent extends ToolEventBase {
   readonly isError: boolean;
   readonly details: unknown;
   readonly terminate: boolean;
+  /** Set when a beforeToolCall hook blocked the call: its reason. */
+  readonly blockedBy?: string;
 }
+/** A model attempt's output is void (its deltas included): e.g. afterModelResponse asked for a retry. */
+export interface OutputDiscardedEvent extends EventBase { readonly type: 'output_discarded'; readonly turn: number; readonly reason: string }
 export interface CheckpointSavedEvent extends EventBase { readonly type: 'checkpoint_saved'; readonly turn: number; readonly entries: number }
 export interface HandoffOccurredEvent extends EventBase { readonly type: 'handoff_occurred'; readonly from: string; readonly to: string; readonly turn: number }
 export interface TurnEndedEvent extends EventBase { readonly type: 'turn_ended'; readonly turn: number; readonly usage: Usage }
@@ -121,11 +151,15 @@ export interface RunFailedEvent extends EventBase { readonly type: 'run_failed';
 export type RunEvent =
   | RunStartedEvent
   | TurnStartedEvent
+  | UserMessageInjectedEvent
   | TextDeltaEvent
   | ReasoningDeltaEvent
   | MessageCompletedEvent
+  | OutputDiscardedEvent
   | ApprovalRequiredEvent
   | ToolCallStartedEvent
+  | HumanRequestEvent
+  | HumanAnswerEvent
   | ToolCallProgressEvent
   | ToolCallFailedEvent
   | ToolCallCompletedEvent

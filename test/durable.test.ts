@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, MemoryCheckpointStore, Runner, ScriptedModel, UserError, batch, call, text, tool, type CheckpointEntry, type CheckpointHead } from '../src/index.js';
+import { Agent, MemoryCheckpointStore, Runner, UserError, tool, type CheckpointEntry, type CheckpointHead } from '../src/index.js';
+import { ScriptedModel, batch, call, text } from '../src/entry/testing.js';
 import { collect, deferred, flush, trace } from './helpers.js';
 
 /** A copy of what the store held at one instant: what a crashed process leaves behind. */

@@ -1,17 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  Agent,
-  BudgetExceeded,
-  Runner,
-  ScriptedModel,
-  batch,
-  call,
-  handoff,
-  text,
-  tool,
-  type RunEvent,
-} from '../src/index.js';
+import { Agent, BudgetExceeded, Runner, handoff, tool, type RunEvent } from '../src/index.js';
+import { ScriptedModel, batch, call, text } from '../src/entry/testing.js';
 import { collect, completed, deferred, flush } from './helpers.js';
 
 /** "type[@path]" for every non-delta event, with tool call ids. */

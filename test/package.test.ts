@@ -1,13 +1,27 @@
 import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 // dist/ is built by `npm install` / `npm ci` (the prepare script).
 import { describe, expect, it } from 'vitest';
 
+const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { exports: Record<string, string | { types: string; import: string }>; files: string[] };
+
 describe('package entry', () => {
-  it('exports the public API from dist through the package name under plain node', () => {
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', "const m = await import('troupe'); console.log(Object.keys(m).sort().join(','))"], { encoding: 'utf8' });
-    expect(out.trim()).toBe(
-      'Agent,AiSdkModel,BudgetExceeded,CHECKPOINT_SCHEMA_VERSION,InspectionFeed,InvalidToolArguments,MaxTurnsExceeded,McpConnectionError,MemoryCheckpointStore,MemorySession,ModelError,ProviderError,RunCancelled,RunHandle,Runner,SESSION_SCHEMA_VERSION,ScriptExhausted,ScriptedModel,SqliteCheckpointStore,SqliteSession,ToolError,ToolTimeout,TroupeError,UserError,agentAsTool,aiSdkModel,askHuman,batch,call,checkJsonSchema,createServer,decideWorkspacePolicy,defaultParallelToolCalls,exportRun,getRunMachine,handoff,mcp,modelFromEnv,parseRunExport,rawTool,startDemoServer,text,tool,toolResult,workspaceTools',
-    );
+  it('declares the entry points of the design, each with built types and code inside "files"', () => {
+    expect(Object.keys(pkg.exports)).toEqual(['.', './sqlite', './server', './mcp', './ai-sdk', './otel', './testing', './package.json']);
+    for (const [subpath, target] of Object.entries(pkg.exports)) {
+      if (subpath === './package.json') continue;
+      const { types, import: code } = target as { types: string; import: string };
+      expect(types).toBe(code.replace(/\.js$/, '.d.ts'));
+      expect([existsSync(types), existsSync(code)]).toEqual([true, true]);
+      expect(pkg.files.some((dir) => code.startsWith(`./${dir}/`))).toBe(true);
+    }
+  });
+
+  it('imports every entry point through the package name under plain node', () => {
+    const names = Object.keys(pkg.exports).filter((s) => s !== './package.json').map((s) => `troupe${s.slice(1)}`);
+    const script = `for (const name of ${JSON.stringify(names)}) { const m = await import(name); console.log(name, Object.keys(m).length > 0); }`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(out.trim().split('\n')).toEqual(names.map((name) => `${name} true`));
   });
 
   it('runs the demo under plain node (XState production build) to run_completed', () => {

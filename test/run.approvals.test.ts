@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, Runner, ScriptedModel, batch, call, text, tool, type ApprovalHandler, type RunEvent } from '../src/index.js';
+import { Agent, Runner, tool, type ApprovalHandler, type RunEvent } from '../src/index.js';
+import { ScriptedModel, batch, call, text } from '../src/entry/testing.js';
 import { collect, completed, deferred, flush, trace } from './helpers.js';
 
 function refundTool(ran: string[]) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, ModelError, Runner, ScriptExhausted, ScriptedModel, UserError, call, text, tool, type RunEvent } from '../src/index.js';
+import { Agent, ModelError, Runner, ScriptExhausted, UserError, tool, type RunEvent } from '../src/index.js';
+import { ScriptedModel, call, text } from '../src/entry/testing.js';
 import { collect, trace } from './helpers.js';
 
 const add = tool({ name: 'add', description: 'Add two numbers.', parameters: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, MemoryCheckpointStore, Runner, ScriptedModel, batch, call, text, tool, type Tool } from '../src/index.js';
+import { Agent, MemoryCheckpointStore, Runner, tool, type Tool } from '../src/index.js';
+import { ScriptedModel, batch, call, text } from '../src/entry/testing.js';
 import { collect, completed, trace } from './helpers.js';
 
 describe('checkpoint state', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, Runner, ScriptedModel, batch, call, text, tool, toolResult, type RunEvent } from '../src/index.js';
+import { Agent, Runner, tool, toolResult, type RunEvent } from '../src/index.js';
+import { ScriptedModel, batch, call, text } from '../src/entry/testing.js';
 import { collect, completed, deferred, flush, trace, type Deferred } from './helpers.js';
 
 /** Tools whose bodies wait for the test to release them, recording start/end order. */

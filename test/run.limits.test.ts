@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, BudgetExceeded, MaxTurnsExceeded, RunCancelled, Runner, ScriptedModel, batch, call, text, tool, type RunEvent } from '../src/index.js';
+import { Agent, BudgetExceeded, MaxTurnsExceeded, RunCancelled, Runner, tool, type RunEvent } from '../src/index.js';
+import { ScriptedModel, batch, call, text } from '../src/entry/testing.js';
 import { collect, completed, deferred, flush, trace } from './helpers.js';
 
 const echo = tool({ name: 'echo', description: 'd', parameters: z.object({}), execute: (_a, ctx) => ctx.callId });
@@ -161,7 +162,7 @@ describe('run option validation', () => {
     expect(failure(events).name).toBe('UserError');
   });
 
-  it('rejects non-string input', async () => {
-    await expect(Runner.run(agent(), 42 as never)).rejects.toThrow('Run input must be a string, got number.');
+  it('rejects input that is neither a string nor messages', async () => {
+    await expect(Runner.run(agent(), 42 as never)).rejects.toThrow('Run input must be a string or an array of messages, got number.');
   });
 });

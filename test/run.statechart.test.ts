@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, Runner, ScriptedModel, batch, getRunMachine, text, tool } from '../src/index.js';
+import { Agent, Runner, getRunMachine, tool } from '../src/index.js';
+import { ScriptedModel, batch, text } from '../src/entry/testing.js';
 import { collect, deferred, flush } from './helpers.js';
 
 describe('the run statechart', () => {
   it('has the explicit states of the design', () => {
     const root = getRunMachine().root;
     expect(Object.keys(root.states)).toEqual(['idle', 'restoring', 'starting', 'turn', 'stopping', 'finishing', 'savingSession', 'completed', 'failed', 'cancelled']);
-    expect(Object.keys(root.states.turn!.states)).toEqual(['checkLimits', 'model', 'replied', 'executing', 'afterTools', 'checkpoint', 'turnEnd', 'handoff', 'next']);
-    expect(Object.keys(root.states.turn!.states.executing!.states)).toEqual(['preflight', 'approvalWait', 'barrier', 'draining']);
+    expect(Object.keys(root.states.turn!.states)).toEqual(['checkLimits', 'model', 'replied', 'executing', 'afterTools', 'checkpoint', 'turnEnd', 'ending', 'handoff']);
+    expect(Object.keys(root.states.turn!.states.executing!.states)).toEqual(['preflight', 'throttled', 'approvalWait', 'barrier', 'draining']);
     expect(['completed', 'failed', 'cancelled'].map((s) => root.states[s]!.type)).toEqual(['final', 'final', 'final']);
   });
 

@@ -1,21 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  Agent,
-  BudgetExceeded,
-  InvalidToolArguments,
-  RunCancelled,
-  Runner,
-  ScriptedModel,
-  ToolError,
-  ToolTimeout,
-  call,
-  text,
-  tool,
-  toolResult,
-  type RunEvent,
-  type ToolPolicy,
-} from '../src/index.js';
+import { Agent, BudgetExceeded, InvalidToolArguments, RunCancelled, Runner, ToolError, ToolTimeout, tool, toolResult, type RunEvent, type ToolPolicy } from '../src/index.js';
+import { ScriptedModel, call, text } from '../src/entry/testing.js';
 import { collect, completed, trace } from './helpers.js';
 
 async function runOne(t: ReturnType<typeof tool>, args: unknown = {}, agentOptions: Partial<ConstructorParameters<typeof Agent>[0]> = {}) {

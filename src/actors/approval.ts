@@ -17,9 +17,11 @@ export interface ApprovalInput {
   readonly timeoutMs: number | undefined;
   readonly router: ApprovalRouter;
   /** Emits approval_required; `decide` is this wait's own decision function. */
-  announce(view: PendingApproval, decide: (approved: boolean, reason?: string) => void): void;
+  announce(view: PendingApproval, decide: (approved: boolean, reason?: string, edits?: { args: unknown }) => void): void;
   /** A predicate or handler threw: emitted as tool_call_failed before the denial. */
   reportFailure(error: Error): void;
+  /** beforeToolCall hooks: a block reason, or undefined to go on. May throw. */
+  block?(): Promise<string | undefined>;
 }
 
 /**
@@ -31,6 +33,16 @@ export interface ApprovalInput {
  */
 export async function decideApproval(input: ApprovalInput, signal: AbortSignal): Promise<ApprovalOutcome> {
   const { tool, router } = input;
+  if (input.block) {
+    try {
+      const reason = await input.block();
+      if (reason !== undefined) return { approved: false, by: 'hook', blockedBy: reason };
+    } catch (error) {
+      const failure = asError(error);
+      input.reportFailure(failure);
+      return { approved: false, by: 'error', hookFailure: `beforeToolCall hook failed: ${failure.message || failure.name}` };
+    }
+  }
   let needed: boolean;
   try {
     needed = approvalNeeded(typeof tool.needsApproval === 'function' ? await tool.needsApproval(input.args, input.ctx) : tool.needsApproval);
@@ -46,13 +58,13 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
     let handlerAsked = false;
     let leftToConsumer = false;
     let timer: NodeJS.Timeout | undefined;
-    const finish = (approved: boolean, by: ApprovalOutcome['by'], reason?: string): void => {
+    const finish = (approved: boolean, by: ApprovalOutcome['by'], reason?: string, edits?: { args: unknown }): void => {
       if (done) return;
       done = true;
       if (timer) clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
       router.settle(view.approvalId, approved);
-      resolve(reason === undefined ? { approved, by } : { approved, by, reason });
+      resolve({ approved, by, ...(reason !== undefined ? { reason } : {}), ...(approved && edits ? { edits: { args: edits.args } } : {}) });
     };
     const askHandler = async (): Promise<void> => {
       if (handlerAsked || done) return;
@@ -83,7 +95,7 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
       consumerPassed: () => void askHandler(),
       consumerLeft: () => (leftToConsumer ? finish(false, 'handler') : void askHandler()),
     });
-    input.announce(view, (approved, reason) => finish(approved, 'consumer', reason));
+    input.announce(view, (approved, reason, edits) => finish(approved, 'consumer', reason, edits));
     if (router.consumerGone || router.passImmediately) void askHandler();
   });
 }

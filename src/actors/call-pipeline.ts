@@ -19,6 +19,8 @@ export interface CallJob {
   readonly maxOutputChars: number | null;
   readonly agentRenderer: ResultRenderer | undefined;
   onAttemptFailed(error: Error, attempt: number, willRetry: boolean): void;
+  /** afterToolCall hooks, applied to the call's outcome. Never rejects. */
+  reshape?(outcome: CallOutcome): Promise<CallOutcome>;
 }
 
 export interface CallOutcome {
@@ -29,6 +31,8 @@ export interface CallOutcome {
   readonly terminate: boolean;
   /** Set when the failure must reach the run: RunCancelled ends it, BudgetExceeded stops it. */
   readonly runSignal?: RunCancelled | BudgetExceeded;
+  /** A beforeToolCall hook blocked the call (it never ran). */
+  readonly blockedBy?: string;
 }
 
 /** Backoff before attempt n+1 after attempt n failed: min(5000, 100·2^(n-1)) ms, no jitter. */

@@ -10,5 +10,8 @@ export const checkpointActor = fromPromise<void, CheckpointInput>(({ input }) =>
 /** Loads a stored run before its first step (resume); settles once the run core is rebuilt. */
 export const restoreActor = fromPromise<void, { load(): Promise<void> }>(({ input }) => input.load());
 
+/** Output guardrails and onRunEnd hooks when a run would complete; resolves with the messages that continue it. */
+export const runEndActor = fromPromise<string[], { check(): Promise<string[]> }>(({ input }) => input.check());
+
 /** Appends a completed run's messages to its session before run_completed. */
 export const sessionSaveActor = fromPromise<void, { save(): Promise<void> }>(({ input }) => input.save());

@@ -4,6 +4,7 @@ import { ModelError } from '../errors.js';
 import { errorText } from '../tools/render.js';
 import type { Model, ModelRequest } from '../models/model.js';
 import type { ToolCallRequest, Usage } from '../types.js';
+import type { AfterModelResponse } from '../hooks.js';
 
 export interface ModelTurnInput {
   readonly model: Model;
@@ -11,6 +12,12 @@ export interface ModelTurnInput {
   request(): Omit<ModelRequest, 'signal'>;
   onTextDelta(delta: string): void;
   onReasoningDelta(delta: string): void;
+  /** beforeModelCall hooks: a view of the request for this call only. @throws HookError */
+  shape?(request: Omit<ModelRequest, 'signal'>): Promise<Omit<ModelRequest, 'signal'>>;
+  /** afterModelResponse hooks. @throws HookError */
+  judge?(reply: ModelReply): Promise<AfterModelResponse | undefined>;
+  /** Input guardrails, run in parallel with this (the first) model call. @throws GuardrailTripped */
+  guard?(): Promise<void>;
 }
 
 export interface ModelReply {
@@ -19,17 +26,53 @@ export interface ModelReply {
   readonly calls: ToolCallRequest[];
   readonly usage: Partial<Usage>;
   readonly finishReason: string | undefined;
+  /** What the afterModelResponse hooks asked for, if anything. */
+  readonly verdict?: AfterModelResponse;
 }
 
-/** Streams one model reply, forwarding deltas as they arrive. Aborted when the run leaves the model state. */
+/**
+ * One model turn: input guardrails (first turn) in parallel with the request, the
+ * beforeModelCall view, the stream (deltas forwarded as they arrive), then the
+ * afterModelResponse verdict. A tripped guardrail aborts the stream. Aborted when the run
+ * leaves the model state. Rejects with ModelError, HookError or GuardrailTripped.
+ */
 export async function streamModelTurn(input: ModelTurnInput, signal: AbortSignal): Promise<ModelReply> {
+  if (!input.guard) return judged(input, await streamReply(input, signal, input.shape ? await input.shape(input.request()) : input.request()));
+  const inner = new AbortController();
+  const forward = (): void => inner.abort(signal.reason);
+  signal.addEventListener('abort', forward, { once: true });
+  let tripped: unknown;
+  const guarding = input.guard().catch((error: unknown) => {
+    tripped = error;
+    inner.abort(error);
+  });
+  try {
+    const request = input.shape ? await input.shape(input.request()) : input.request();
+    const reply = await streamReply(input, inner.signal, request).catch((error: unknown) => {
+      throw tripped ?? error;
+    });
+    await guarding;
+    if (tripped) throw tripped;
+    return await judged(input, reply);
+  } finally {
+    signal.removeEventListener('abort', forward);
+  }
+}
+
+async function judged(input: ModelTurnInput, reply: ModelReply): Promise<ModelReply> {
+  if (!input.judge) return reply;
+  const verdict = await input.judge(reply);
+  return verdict ? { ...reply, verdict } : reply;
+}
+
+async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: Omit<ModelRequest, 'signal'>): Promise<ModelReply> {
   let text = '';
   let reasoning = '';
   const calls: ToolCallRequest[] = [];
   let usage: Partial<Usage> = {};
   let finishReason: string | undefined;
   try {
-    for await (const part of input.model.stream({ ...input.request(), signal })) {
+    for await (const part of input.model.stream({ ...request, signal })) {
       switch (part.type) {
         case 'text_delta':
           text += part.delta;

@@ -3,11 +3,11 @@ import { ModelError, RunCancelled, TroupeError, asError } from '../errors.js';
 import { replyViolation, spendViolation, turnStartViolation } from '../rules/limits.js';
 import type { RunMachineContext } from '../machines/run.guards.js';
 import type { ApprovalOutcome } from '../runtime/approvals.js';
-import { cancelFromResults, claimApproved, closeOpenCalls, dispatchAlone, dispatchApproved, recordResults, rejectDenied } from '../runtime/run-calls.js';
-import { cancel, emitCompleted, emitFailed, fail } from '../runtime/run-end.js';
+import { applyEdits, cancelFromResults, claimApproved, closeOpenCalls, dispatchAlone, dispatchApproved, holdApproved, recordResults, rejectDenied, rejectInvalidEdits } from '../runtime/run-calls.js';
+import { cancel, emitCompleted, emitFailed, fail, failWithOutputError, queueEndMessages, queueRepair } from '../runtime/run-end.js';
 import { foldAncestorSpend, foldChildSpend, type AncestorSpendEvent, type ChildSpendEvent } from '../runtime/run-spend.js';
 import type { HandoffInputFilter } from '../runtime/run-state.js';
-import { applyHandoff, endTurn, queueMessage, recordHandoff, recordReply, startRun, startTurn } from '../runtime/run-turn.js';
+import { applyHandoff, discardReply, endTurn, queueMessage, queueSteer, recordHandoff, recordReply, startRun, startTurn, withdrawSteer } from '../runtime/run-turn.js';
 import { errorText } from '../tools/render.js';
 import type { ModelReply } from './model-turn.js';
 import type { ToolsSettledEvent } from './tool-executor.js';
@@ -33,11 +33,28 @@ export const runActions = {
   failWithTurnLimit: ({ context }: ActionArgs) => fail(context.run, turnStartViolation(context.run, Date.now()) ?? new TroupeError('turn limit reached')),
   startTurn: ({ context }: ActionArgs) => startTurn(context.run),
   recordReply: (args: ActionArgs) => recordReply(args.context.run, ev<{ output: ModelReply }>(args).output),
+  discardReply: (args: ActionArgs) => discardReply(args.context.run, ev<{ output: ModelReply }>(args).output),
+  closeStoppedCalls: ({ context }: ActionArgs) => closeOpenCalls(context.run, 'Tool error: not executed: afterModelResponse ended the run', false),
+  queueRepair: ({ context }: ActionArgs) => queueRepair(context.run),
+  failWithOutputError: ({ context }: ActionArgs) => failWithOutputError(context.run),
+  queueEndMessages: (args: ActionArgs) => queueEndMessages(args.context.run, ev<{ output: string[] }>(args).output),
+  failWithEndError: (args: ActionArgs) => {
+    const error = ev<{ error: unknown }>(args).error;
+    fail(args.context.run, error instanceof TroupeError ? error : new TroupeError(`run end checks failed: ${errorText(error)}`, { cause: error }));
+  },
   failWithModelError: (args: ActionArgs) => fail(args.context.run, asModelError(ev<{ error: unknown }>(args).error)),
   stopOverBudget: ({ context }: ActionArgs) => void (context.run.stopError ??= replyViolation(context.run, Date.now())),
   stopOverSpend: ({ context }: ActionArgs) => void (context.run.stopError ??= spendViolation(context.run)),
   rejectDenied: (args: ActionArgs) => rejectDenied(args.context.run, ev<{ output: ApprovalOutcome }>(args).output),
   dispatchApproved: ({ context }: ActionArgs) => dispatchApproved(context.run),
+  applyEdits: (args: ActionArgs) => applyEdits(args.context.run, ev<{ output: ApprovalOutcome }>(args).output),
+  rejectInvalidEdits: (args: ActionArgs) => rejectInvalidEdits(args.context.run, ev<{ output: ApprovalOutcome }>(args).output),
+  holdApproved: ({ context }: ActionArgs) => holdApproved(context.run),
+  queueSteer: (args: ActionArgs) => {
+    const { queue, id, text } = ev<{ queue: 'steer' | 'follow_up'; id: string; text: string }>(args);
+    queueSteer(args.context.run, queue, { id, text });
+  },
+  withdrawSteer: (args: ActionArgs) => withdrawSteer(args.context.run, ev<{ id: string }>(args).id),
   claimApproved: ({ context }: ActionArgs) => claimApproved(context.run),
   dispatchAlone: ({ context }: ActionArgs) => dispatchAlone(context.run),
   recordResults: (args: ActionArgs) => recordResults(args.context.run, ev<ToolsSettledEvent>(args).results),

@@ -69,7 +69,9 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
     const ref = self as AnyActorRef;
     job.ctx.actor = ref;
     // Tool code starts after the current statechart step: it never runs inside a run's action.
-    void Promise.resolve(job).then(executeCall).then((outcome) => {
+    const running = Promise.resolve(job).then(executeCall);
+    // afterToolCall hooks add a step only when the agent has them.
+    void (job.reshape ? running.then(job.reshape) : running).then((outcome) => {
       // A call stopped by a cancelled run may still settle later; its result is no longer wanted.
       if (ref.getSnapshot().status === 'active') ref.send({ type: 'settled', outcome });
     });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { Agent, Runner, ScriptedModel, batch, call, text, tool, type Model, type RunEvent, type ScriptStep } from '../index.js';
+import { Agent, Runner, tool, type Model, type RunEvent } from '../index.js';
+import { ScriptedModel, batch, call, text, type ScriptStep } from '../entry/testing.js';
 
 /**
  * The orchestration demo on the scripted model: a triage agent hands off to a travel

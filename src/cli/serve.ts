@@ -15,6 +15,9 @@ options:
                            (default: the scripted demo agent, as "demo")
   --port <n>               default 4317 (0 = any free port)
   --host <addr>            default 127.0.0.1
+  --allowed-host <name>    also accept this Host header (repeatable; localhost, 127.0.0.1, [::1] and
+                           the bound address always are; others get 403 host_not_allowed)
+  --request-timeout <ms>   the whole request must arrive within this, else 408 (default 30000; 0 = none)
   --token <token>          bearer token (default: $TROUPE_TOKEN, else a random one, printed)
   --approval-timeout <ms>  auto-deny undecided approvals after this long (default 300000)
   --inspect <mode>         on-demand | always | off (default: always for the demo, on-demand otherwise)
@@ -33,6 +36,8 @@ export async function serve(argv: readonly string[], out: (line: string) => void
       agents: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
+      'allowed-host': { type: 'string', multiple: true },
+      'request-timeout': { type: 'string' },
       token: { type: 'string' },
       'approval-timeout': { type: 'string' },
       inspect: { type: 'string' },
@@ -45,6 +50,9 @@ export async function serve(argv: readonly string[], out: (line: string) => void
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`--port must be an integer 0-65535, got '${values.port}'.\n\n${SERVE_USAGE}`);
   const approvalTimeoutMs = values['approval-timeout'] === undefined ? undefined : Number(values['approval-timeout']);
   if (approvalTimeoutMs !== undefined && !(approvalTimeoutMs >= 0)) throw new Error(`--approval-timeout must be a non-negative number of ms.\n\n${SERVE_USAGE}`);
+  const requestTimeoutMs = values['request-timeout'] === undefined ? undefined : Number(values['request-timeout']);
+  if (requestTimeoutMs !== undefined && !(Number.isInteger(requestTimeoutMs) && requestTimeoutMs >= 0)) throw new Error(`--request-timeout must be a non-negative integer of ms.\n\n${SERVE_USAGE}`);
+  const allowedHosts = values['allowed-host'] ?? [];
   const inspect = values.inspect as InspectMode | undefined;
   if (inspect !== undefined && !['on-demand', 'always', 'off'].includes(inspect)) throw new Error(`--inspect must be on-demand, always or off.\n\n${SERVE_USAGE}`);
   const token = values.token ?? process.env.TROUPE_TOKEN ?? undefined;
@@ -53,6 +61,8 @@ export async function serve(argv: readonly string[], out: (line: string) => void
     ...(db === 'off' ? {} : { checkpointStore: new SqliteCheckpointStore(db) }),
     port,
     ...(values.host !== undefined ? { host: values.host } : {}),
+    ...(allowedHosts.length > 0 ? { allowedHosts } : {}),
+    ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
     ...(token ? { token } : {}),
     ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
     ...(inspect ? { inspect } : {}),

@@ -1,11 +1,15 @@
 import type { ApprovalOutcome } from '../runtime/approvals.js';
-import { currentSlot, cancelFromResults } from '../runtime/run-calls.js';
-import { finishesAfterTurn } from '../runtime/run-end.js';
+import { currentSlot, cancelFromResults, editedArgs } from '../runtime/run-calls.js';
+import { finishesAfterTurn, outputProblem } from '../runtime/run-end.js';
+import { hasHook } from '../runtime/run-hooks.js';
+import type { ModelReply } from '../actors/model-turn.js';
+import type { Agent } from '../agent.js';
 import { needsLoading } from '../runtime/run-restore.js';
 import type { RunState } from '../runtime/run-state.js';
 import type { ToolsSettledEvent } from '../actors/tool-executor.js';
 import { replyViolation, spendViolation, turnStartViolation } from '../rules/limits.js';
 import { mustRunAlone } from '../rules/preflight.js';
+import { hasCapacity } from '../rules/batch.js';
 
 /** The run actor's context: one reference to the run's state record (XState never copies the transcript). */
 export interface RunMachineContext {
@@ -28,15 +32,32 @@ export const runGuards = {
   replyOverBudget: ({ context }: GuardArgs) => replyViolation(context.run, Date.now()) !== undefined,
   noToolCalls: ({ context }: GuardArgs) => context.run.batch.slots.length === 0,
   approvalDenied: ({ event }: GuardArgs) => !(event as unknown as { output: ApprovalOutcome }).output.approved,
+  editsInvalid: ({ context, event }: GuardArgs) => typeof editedArgs(context.run, (event as unknown as { output: ApprovalOutcome }).output) === 'string',
   currentCallRunsAlone: ({ context }: GuardArgs) => mustRunAlone(currentSlot(context.run).tool!, context.run.batch.sequential),
   nothingInFlight: ({ context }: GuardArgs) => context.run.inFlight === 0,
+  hasCapacity: ({ context }: GuardArgs) => hasCapacity(context.run.inFlight, context.run.options.maxConcurrentToolCalls),
+  atCapacity: ({ context }: GuardArgs) => !hasCapacity(context.run.inFlight, context.run.options.maxConcurrentToolCalls),
   resultsCancelRun: ({ event }: GuardArgs) => cancelFromResults((event as ToolsSettledEvent).results) !== undefined,
   stopRequested: ({ context }: GuardArgs) => context.run.stopError !== undefined,
   spendOverBudget: ({ context }: GuardArgs) => spendViolation(context.run) !== undefined,
   checkpointing: ({ context }: GuardArgs) => context.run.options.checkpoint !== undefined,
   runFinished: ({ context }: GuardArgs) => finishesAfterTurn(context.run),
+  replyRetried: ({ event }: GuardArgs) => {
+    const verdict = (event as unknown as { output: ModelReply }).output.verdict;
+    return verdict !== undefined && 'retry' in verdict;
+  },
+  replyStops: ({ context }: GuardArgs) => context.run.batch.stopped,
+  outputNeedsRepair: ({ context }: GuardArgs) => !context.run.repairUsed && outputProblem(context.run) !== undefined,
+  outputInvalid: ({ context }: GuardArgs) => context.run.repairUsed && outputProblem(context.run) !== undefined,
+  endChecksPending: ({ context }: GuardArgs) => finishesAfterTurn(context.run) && hasEndChecks(context.run.agent),
+  endHookContinues: ({ event }: GuardArgs) => (event as unknown as { output: string[] }).output.length > 0,
   handoffPending: ({ context }: GuardArgs) => context.run.pendingHandoff !== undefined,
   noSession: ({ context }: GuardArgs) => context.run.options.session === undefined,
 };
 
 export type RunGuardName = keyof typeof runGuards;
+
+/** Output guardrails or onRunEnd hooks must run before a run may complete. */
+function hasEndChecks(agent: Agent): boolean {
+  return agent.outputGuardrails.length > 0 || (agent.hooks.length > 0 && hasHook(agent, 'onRunEnd'));
+}

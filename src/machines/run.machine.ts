@@ -1,12 +1,12 @@
 import { raise, setup } from 'xstate';
 import type { Agent } from '../agent.js';
 import { approvalActor } from '../actors/approval.js';
-import { checkpointActor, restoreActor, sessionSaveActor } from '../actors/checkpoint.js';
+import { checkpointActor, restoreActor, runEndActor, sessionSaveActor } from '../actors/checkpoint.js';
 import { modelTurnActor } from '../actors/model-turn.js';
 import { runActions } from '../actors/run-actions.js';
 import { toolExecutorLogic, type ToolsSettledEvent } from '../actors/tool-executor.js';
 import { admitCalls, approvalInput, type PreflightVerdictEvent } from '../runtime/run-calls.js';
-import { checkpointInput } from '../runtime/run-end.js';
+import { checkpointInput, runEndInput } from '../runtime/run-end.js';
 import { restoreInput, sessionInput } from '../runtime/run-restore.js';
 import type { AncestorSpendEvent, ChildSpendEvent, SubRunLifecycleEvent } from '../runtime/run-spend.js';
 import { createRunState, type HandoffInputFilter, type RunInput, type RunOutcome } from '../runtime/run-state.js';
@@ -27,6 +27,10 @@ export type RunMachineEvent =
   | { type: 'mailbox.post'; text: string }
   /** A handoff tool asks for the switch; it happens when the turn ends. */
   | { type: 'handoff.request'; target: Agent; inputFilter?: HandoffInputFilter }
+  /** The caller queues a message: for the next model request (steer) or for when the run would end (follow_up). */
+  | { type: 'steer.add'; queue: 'steer' | 'follow_up'; id: string; text: string }
+  /** The caller withdraws a queued message it has not seen injected. */
+  | { type: 'steer.remove'; id: string }
   | ToolsSettledEvent
   | PreflightVerdictEvent;
 
@@ -36,7 +40,7 @@ export type RunMachineEvent =
  * apply effects. Swap any of them in tests with `.provide()`.
  *
  * turn = checkLimits → model → replied → executing[preflight ⇄ approvalWait / barrier → draining]
- *        → afterTools → checkpoint → turnEnd → handoff → next turn | finishing
+ *        → afterTools → checkpoint → turnEnd → [handoff] → next turn | finishing
  * terminal: completed, failed, cancelled (cancel reports run_failed(RunCancelled)).
  */
 export const runMachine = setup({
@@ -54,6 +58,7 @@ export const runMachine = setup({
     checkpoint: checkpointActor,
     restore: restoreActor,
     sessionSave: sessionSaveActor,
+    runEnd: runEndActor,
     toolExecutor: toolExecutorLogic,
   },
 }).createMachine({
@@ -78,6 +83,8 @@ export const runMachine = setup({
     'child.ended': { actions: 'untrackSubRun' },
     'mailbox.post': { actions: 'queueMessage' },
     'handoff.request': { actions: 'recordHandoff' },
+    'steer.add': { actions: 'queueSteer' },
+    'steer.remove': { actions: 'withdrawSteer' },
   },
   states: {
     idle: {
@@ -128,13 +135,19 @@ export const runMachine = setup({
             id: 'model',
             src: 'modelTurn',
             input: ({ context }) => modelInput(context.run),
-            onDone: { target: 'replied', actions: 'recordReply' },
+            onDone: [
+              // afterModelResponse asked for a retry: the reply is void, a new turn asks again.
+              { guard: 'replyRetried', target: '#run.turn', reenter: true, actions: 'discardReply' },
+              { target: 'replied', actions: 'recordReply' },
+            ],
             onError: { target: '#run.failed', actions: 'failWithModelError' },
           },
         },
         replied: {
           always: [
             { guard: 'replyOverBudget', target: '#run.stopping', actions: 'stopOverBudget' },
+            // afterModelResponse said stop: the reply is the final output, its calls never run.
+            { guard: 'replyStops', target: 'afterTools', actions: 'closeStoppedCalls' },
             { guard: 'noToolCalls', target: 'afterTools' },
             { target: 'executing' },
           ],
@@ -151,8 +164,11 @@ export const runMachine = setup({
                 'preflight.approval': { target: 'approvalWait' },
                 'preflight.alone': { target: 'barrier' },
                 'preflight.done': { target: 'draining' },
+                'preflight.full': { target: 'throttled' },
               },
             },
+            // maxConcurrentToolCalls: the next cleared call waits for a free slot, in request order.
+            throttled: { always: { guard: 'hasCapacity', target: 'preflight' } },
             approvalWait: {
               invoke: {
                 id: 'approval',
@@ -160,8 +176,11 @@ export const runMachine = setup({
                 input: ({ context }) => approvalInput(context.run),
                 onDone: [
                   { guard: 'approvalDenied', target: 'preflight', actions: 'rejectDenied' },
-                  { guard: 'currentCallRunsAlone', target: 'barrier', actions: 'claimApproved' },
-                  { target: 'preflight', actions: 'dispatchApproved' },
+                  // Approved with edited arguments that do not validate: an error result, never run.
+                  { guard: 'editsInvalid', target: 'preflight', actions: 'rejectInvalidEdits' },
+                  { guard: 'currentCallRunsAlone', target: 'barrier', actions: ['applyEdits', 'claimApproved'] },
+                  { guard: 'atCapacity', target: 'throttled', actions: ['applyEdits', 'holdApproved'] },
+                  { target: 'preflight', actions: ['applyEdits', 'dispatchApproved'] },
                 ],
               },
             },
@@ -200,17 +219,33 @@ export const runMachine = setup({
         turnEnd: {
           entry: 'endTurn',
           always: [
+            // outputType: an invalid final reply gets one repair turn, then OutputValidationError.
+            { guard: 'outputNeedsRepair', target: '#run.turn', reenter: true, actions: 'queueRepair' },
+            { guard: 'outputInvalid', target: '#run.failed', actions: 'failWithOutputError' },
+            { guard: 'endChecksPending', target: 'ending' },
             { guard: 'runFinished', target: '#run.finishing' },
             { guard: 'handoffPending', target: 'handoff' },
-            { target: 'next' },
+            // Leaving and re-entering `turn` starts the next turn from checkLimits.
+            { target: '#run.turn', reenter: true },
           ],
+        },
+        // The run would complete: output guardrails, then onRunEnd hooks (whose messages continue it).
+        ending: {
+          invoke: {
+            id: 'runEnd',
+            src: 'runEnd',
+            input: ({ context }) => runEndInput(context.run),
+            onDone: [
+              { guard: 'endHookContinues', target: '#run.turn', reenter: true, actions: 'queueEndMessages' },
+              { target: '#run.finishing' },
+            ],
+            onError: { target: '#run.failed', actions: 'failWithEndError' },
+          },
         },
         handoff: {
           entry: 'applyHandoff',
-          always: [{ guard: 'stopRequested', target: '#run.stopping' }, { target: 'next' }],
+          always: [{ guard: 'stopRequested', target: '#run.stopping' }, { target: '#run.turn', reenter: true }],
         },
-        // Leaving and re-entering `turn` starts the next turn from checkLimits.
-        next: { always: { target: '#run.turn', reenter: true } },
       },
     },
     // Budget stop: calls that never ran get their result, in-flight calls finish and are saved.

@@ -49,6 +49,8 @@ export function aiSdkModel(languageModel: LanguageModelV3, options: AiSdkModelOp
 
 export class AiSdkModel implements Model {
   readonly name: string;
+  /** Passed on as the v3 call's `responseFormat`; providers without native JSON mode degrade as the AI SDK does. */
+  readonly supportsResponseFormat = true;
   private readonly maxRetries: number;
 
   constructor(
@@ -261,6 +263,7 @@ export function toCallOptions(request: ModelRequest, model: LanguageModelV3, opt
   const providerOptions = mergeProviderOptions(options.providerOptions, parallel, settings.providerOptions as SharedV3ProviderOptions | undefined);
   if (providerOptions) call.providerOptions = providerOptions;
   if (options.headers) call.headers = { ...options.headers };
+  if (request.responseFormat) call.responseFormat = { type: 'json', schema: request.responseFormat.schema as never, ...(request.responseFormat.name ? { name: request.responseFormat.name } : {}) };
   return call;
 }
 

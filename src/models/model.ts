@@ -10,6 +10,8 @@ export interface ModelSettings {
 }
 
 export interface ModelRequest {
+  /** The run asking (a sub-run has its own id). Stable for the whole run, handoffs included. */
+  readonly runId?: string;
   readonly agent: string;
   readonly system: string;
   /** The live transcript; copy it if you keep it past the call. */
@@ -17,6 +19,12 @@ export interface ModelRequest {
   readonly tools: readonly ToolSchema[];
   readonly settings: ModelSettings;
   readonly signal: AbortSignal;
+  /**
+   * The agent's outputType as JSON Schema: the final reply should be JSON matching it.
+   * Models with `supportsResponseFormat` pass it to the provider; for the others troupe also
+   * states it in the system prompt.
+   */
+  readonly responseFormat?: { readonly type: 'json'; readonly schema: Record<string, unknown>; readonly name?: string };
 }
 
 export type ModelStreamPart =
@@ -28,5 +36,7 @@ export type ModelStreamPart =
 /** The model port: every vendor adapter and the scripted model implement this. */
 export interface Model {
   readonly name: string;
+  /** The provider takes `request.responseFormat` itself (so the schema is not repeated in the system prompt). */
+  readonly supportsResponseFormat?: boolean;
   stream(request: ModelRequest): AsyncIterable<ModelStreamPart>;
 }

@@ -51,12 +51,22 @@ export interface RecordedRequest {
 /**
  * A deterministic model for tests, demos and benchmarks: replies follow the script,
  * text streams word by word, and every request is recorded.
+ *
+ * Each run replays the script from its first step, so one model can serve any number of
+ * runs (`Runner.run` and then `Runner.stream` on the same agent get the same replies).
+ * A run is told apart by `ModelRequest.runId` (or, from a caller that sends none, by its
+ * live transcript array). A run that needs more replies than the script has fails with
+ * `ScriptExhausted`.
  */
 export class ScriptedModel implements Model {
   readonly name = 'scripted';
   readonly requests: RecordedRequest[] = [];
   private readonly steps: ScriptStep[];
-  private cursor = 0;
+  /** Replies served so far, per run (keyed by run id; by the transcript array when there is none). */
+  private readonly cursors = new Map<string, number>();
+  private readonly cursorsByTranscript = new WeakMap<readonly Message[], number>();
+  /** The cursor of the run that asked last, for `remaining`. */
+  private lastCursor = 0;
   private readonly record: boolean;
 
   constructor(steps: readonly ScriptStep[] = [], options: { record?: boolean } = {}) {
@@ -70,12 +80,14 @@ export class ScriptedModel implements Model {
     return this;
   }
 
+  /** Replies left for the run that asked last (the whole script before any request). */
   get remaining(): number {
-    return this.steps.length - this.cursor;
+    return this.steps.length - this.lastCursor;
   }
 
   async *stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
-    const index = this.cursor;
+    const index = (request.runId !== undefined ? this.cursors.get(request.runId) : this.cursorsByTranscript.get(request.messages)) ?? 0;
+    this.lastCursor = index;
     if (this.record) {
       this.requests.push({ agent: request.agent, system: request.system, messages: request.messages.slice(), tools: request.tools });
     }
@@ -85,7 +97,9 @@ export class ScriptedModel implements Model {
         `ScriptedModel has no reply for request ${index + 1}: the script has ${this.steps.length} step${this.steps.length === 1 ? '' : 's'}.`,
       );
     }
-    this.cursor++;
+    if (request.runId !== undefined) this.cursors.set(request.runId, index + 1);
+    else this.cursorsByTranscript.set(request.messages, index + 1);
+    this.lastCursor = index + 1;
     const reply = step.respond ? step.respond(request) : step;
     const content = reply.text ?? '';
     if (step.reasoning) yield { type: 'reasoning_delta', delta: step.reasoning };

@@ -25,14 +25,27 @@ export function batchTerminates(calls: readonly SettledCall[]): boolean {
  * The run is done after this turn: a reply without calls, or a batch that terminates —
  * unless a message is waiting for the model (then it gets another turn).
  */
-export function runFinishes(reply: AssistantMessage | undefined, calls: readonly SettledCall[], waitingMessages: number): boolean {
-  if (waitingMessages > 0 || !reply) return false;
+export function runFinishes(reply: AssistantMessage | undefined, calls: readonly SettledCall[], waitingMessages: number, stopped = false): boolean {
+  if (!reply) return false;
+  // afterModelResponse's stop ends the run whatever waits.
+  if (stopped) return true;
+  if (waitingMessages > 0) return false;
   return reply.toolCalls.length === 0 || batchTerminates(calls);
 }
 
+/** Capacity rule: another call may start while fewer than `max` run (no cap: always). */
+export function hasCapacity(inFlight: number, max: number | undefined): boolean {
+  return max === undefined || inFlight < max;
+}
+
+/** How many queued messages one model request takes from a queue. */
+export function takeCount(queued: number, mode: 'all' | 'one-at-a-time' | undefined): number {
+  return mode === 'one-at-a-time' ? Math.min(1, queued) : queued;
+}
+
 /** The final output: the text of a reply without calls, else the terminating results joined by newlines. */
-export function finalOutput(reply: AssistantMessage | undefined, calls: readonly SettledCall[]): string {
+export function finalOutput(reply: AssistantMessage | undefined, calls: readonly SettledCall[], stopped = false): string {
   if (!reply) return '';
-  if (reply.toolCalls.length === 0) return reply.content;
+  if (reply.toolCalls.length === 0 || stopped) return reply.content;
   return calls.map((c) => c.output).join('\n');
 }

@@ -39,6 +39,8 @@ export interface VerdictInput {
   readonly sequentialBatch: boolean;
   /** The first exhausted budget after counting this call (own count, duration, ancestors), if any. */
   readonly overBudget: BudgetExceeded | undefined;
+  /** The agent has beforeToolCall hooks: every call goes through the approval step, where they run first. */
+  readonly hooked?: boolean;
 }
 
 /**
@@ -51,7 +53,7 @@ export function callVerdict(input: VerdictInput): CallVerdict {
   const checked = checkCall(input.call, input.tools, input.claimedHandoff);
   if (!checked.ok) return { kind: 'reject', output: checked.output };
   const cleared: ClearedCall = { tool: checked.tool, raw: checked.raw, args: checked.args };
-  if (checked.tool.needsApproval !== false) return { kind: 'approval', cleared };
+  if (checked.tool.needsApproval !== false || input.hooked) return { kind: 'approval', cleared };
   return { kind: mustRunAlone(checked.tool, input.sequentialBatch) ? 'alone' : 'dispatch', cleared };
 }
 

@@ -24,20 +24,26 @@ export interface PendingApproval {
 export type ApprovalTarget = string | { readonly runId: string; readonly callId: string };
 
 /** Who ended a wait. */
-export type DecidedBy = 'consumer' | 'handler' | 'timeout' | 'cancel' | 'error' | 'policy';
+export type DecidedBy = 'consumer' | 'handler' | 'timeout' | 'cancel' | 'error' | 'policy' | 'hook';
 
 export interface ApprovalOutcome {
   readonly approved: boolean;
   readonly by: DecidedBy;
   /** The reason given with a rejection; the model sees it. */
   readonly reason?: string;
+  /** A beforeToolCall hook blocked the call, with this reason. */
+  readonly blockedBy?: string;
+  /** Arguments the approver edited (raw JSON object); validated again before the call runs. */
+  readonly edits?: { readonly args: unknown };
+  /** A beforeToolCall hook threw: the call's error text. */
+  readonly hookFailure?: string;
 }
 
 /** One open wait, registered by the run that owns it; only the wait itself resolves it. */
 export interface ApprovalWait {
   readonly view: PendingApproval;
   /** Ends the wait (first call wins; later calls do nothing). */
-  decide(approved: boolean, by: DecidedBy, reason?: string): void;
+  decide(approved: boolean, by: DecidedBy, reason?: string, edits?: { args: unknown }): void;
   /** The stream consumer pulled past the request without deciding. */
   consumerPassed(): void;
   /** Nobody will read the stream any more. */
@@ -108,10 +114,10 @@ export class ApprovalRouter {
   }
 
   /** Decides one waiting call; false when nothing matches. @throws UserError on an ambiguous call id. */
-  decide(target: ApprovalTarget, approved: boolean, reason?: string): boolean {
+  decide(target: ApprovalTarget, approved: boolean, reason?: string, edits?: { args: unknown }): boolean {
     const wait = this.find(target);
     if (!wait) return false;
-    wait.decide(approved, 'consumer', reason);
+    wait.decide(approved, 'consumer', reason, edits);
     return true;
   }
 

@@ -2,14 +2,22 @@ import { createActor, type AnyActorRef } from 'xstate';
 import type { Agent } from '../agent.js';
 import { RunCancelled, TroupeError, asError } from '../errors.js';
 import type { RunMachine } from '../machines/run.machine.js';
-import type { Message, RunEvent, Usage } from '../types.js';
+import type { Message, RunEvent, RunInputValue, Usage } from '../types.js';
 import type { ApprovalRouter } from './approvals.js';
+import type { HumanRouter } from './humans.js';
 import type { RunOptions } from './run-options.js';
 import type { RunOutcome } from './run-state.js';
 
 export interface RunResult {
   readonly runId: string;
+  /** The final reply's text (or the terminating results, joined by newlines). */
   readonly output: string;
+  /** The run's final output: `output` (typed by the agent's outputType when it has one). */
+  readonly finalOutput: unknown;
+  /** The last model reply's finish reason, as the provider said it (e.g. "stop", "tool-calls", "length"). */
+  readonly finishReason: string | undefined;
+  /** Input tokens of the last model request: how large the context was when the model last saw it. */
+  readonly lastInputTokens: number | undefined;
   readonly usage: Usage;
   readonly turns: number;
   /** Name of the agent that produced the final output. */
@@ -19,10 +27,11 @@ export interface RunResult {
 
 export interface LaunchParams {
   readonly agent: Agent;
-  readonly input: string;
+  readonly input: RunInputValue;
   readonly options: RunOptions;
   readonly runId: string;
   readonly approvals: ApprovalRouter;
+  readonly humans: HumanRouter;
   readonly machine: RunMachine;
   /** Where the run tree's events go (the root stream). */
   readonly sink: (event: RunEvent) => void;
@@ -46,7 +55,7 @@ export function launchRun(params: LaunchParams): LaunchedRun {
   const outcome = new Promise<RunOutcome>((resolve) => (settle = resolve));
   const actor = createActor(params.machine, {
     id: params.runId,
-    input: { runId: params.runId, agent: params.agent, input: params.input, options, parentPath: [], sink: params.sink, approvals: params.approvals },
+    input: { runId: params.runId, agent: params.agent, input: params.input, options, parentPath: [], sink: params.sink, approvals: params.approvals, humans: params.humans },
     ...(options.inspect ? { inspect: options.inspect } : {}),
   }) as unknown as AnyActorRef;
   const onAbort = (): void => cancel(abortReason(options.signal!));

@@ -5,6 +5,10 @@ import type { SettledCallResult } from '../actors/tool-executor.js';
 import { BudgetExceeded, RunCancelled } from '../errors.js';
 import { ancestorOverBudget, durationOverBudget, toolCallsOverBudget } from '../rules/budget.js';
 import { callVerdict, type ClearedCall } from '../rules/preflight.js';
+import { hasCapacity } from '../rules/batch.js';
+import { isObject } from '../tools/schema.js';
+import { validateArguments } from '../tools/validate.js';
+import { blockReason, hasHook, hookContext, reshapeResult } from './run-hooks.js';
 import { CallContext } from '../tools/call-context.js';
 import type { Message } from '../types.js';
 import type { ApprovalOutcome } from './approvals.js';
@@ -14,7 +18,7 @@ import { countToolCall } from './run-spend.js';
 import type { Batch, CallSlot, RunState } from './run-state.js';
 
 /** The preflight verdict that decides where the chart goes next. */
-export type PreflightVerdictEvent = { readonly type: 'preflight.done' | 'preflight.approval' | 'preflight.alone' | 'preflight.stop' };
+export type PreflightVerdictEvent = { readonly type: 'preflight.done' | 'preflight.approval' | 'preflight.alone' | 'preflight.stop' | 'preflight.full' };
 
 /**
  * Serial preflight in request order, from the cursor: each call is counted against the
@@ -33,8 +37,22 @@ export function admitCalls(state: RunState): PreflightVerdictEvent['type'] {
         batch.cursor++;
         continue;
       }
+      if (slot.state === 'cleared') {
+        // Cleared before and held for a free slot: it is not counted or judged again.
+        if (!hasCapacity(state.inFlight, state.options.maxConcurrentToolCalls)) return 'preflight.full';
+        batch.cursor++;
+        dispatch(state, slot);
+        continue;
+      }
       countToolCall(state);
-      const verdict = callVerdict({ call: slot.call, tools: state.tools, claimedHandoff: batch.claimedHandoff, sequentialBatch: batch.sequential, overBudget: callOverBudget(state, Date.now()) });
+      const verdict = callVerdict({
+        call: slot.call,
+        tools: state.tools,
+        claimedHandoff: batch.claimedHandoff,
+        sequentialBatch: batch.sequential,
+        overBudget: callOverBudget(state, Date.now()),
+        hooked: state.agent.hooks.length > 0 && hasHook(state.agent, 'beforeToolCall'),
+      });
       switch (verdict.kind) {
         case 'overBudget':
           state.stopError = verdict.error;
@@ -55,6 +73,10 @@ export function admitCalls(state: RunState): PreflightVerdictEvent['type'] {
         case 'dispatch':
           clear(slot, verdict.cleared);
           claimHandoff(batch, slot);
+          if (!hasCapacity(state.inFlight, state.options.maxConcurrentToolCalls)) {
+            slot.state = 'cleared';
+            return 'preflight.full';
+          }
           batch.cursor++;
           dispatch(state, slot);
           continue;
@@ -109,10 +131,13 @@ export function approvalInput(state: RunState): ApprovalInput {
         approvalId: view.approvalId,
         call: slot.call,
         args: slot.args,
-        approve: () => decide(true),
+        approve: (edits?: { args: unknown }) => decide(true, undefined, edits),
         reject: (reason?: string) => decide(false, reason),
       }),
     reportFailure: (error) => state.sink({ type: 'tool_call_failed', ...base, turn, call: slot.call, error, attempt: 0, willRetry: false }),
+    ...(state.agent.hooks.length > 0 && hasHook(state.agent, 'beforeToolCall')
+      ? { block: () => blockReason(state.agent, { call: slot.call, tool: slot.tool!, args: slot.args }, hookContext(state)) }
+      : {}),
   };
 }
 
@@ -120,8 +145,40 @@ export function approvalInput(state: RunState): ApprovalInput {
 export function rejectDenied(state: RunState, outcome: ApprovalOutcome): void {
   const slot = currentSlot(state);
   state.batch.cursor++;
+  if (outcome.blockedBy !== undefined) return reject(state, slot, `Tool error: blocked: ${outcome.blockedBy}`, outcome.blockedBy);
+  if (outcome.hookFailure !== undefined) return reject(state, slot, `Tool error: ${outcome.hookFailure}`);
   const reason = outcome.reason ? `: ${outcome.reason}` : '.';
   reject(state, slot, `Tool error: approval denied for tool '${slot.call.name}'${reason}`);
+}
+
+/** The approver's edited arguments, if any, as a cleared call's new raw and validated args; a string when they are invalid. */
+export function editedArgs(state: RunState, outcome: ApprovalOutcome): { raw: Record<string, unknown>; args: unknown } | string | undefined {
+  if (!outcome.edits) return undefined;
+  const slot = currentSlot(state);
+  const raw = outcome.edits.args;
+  if (!isObject(raw)) return `edited arguments for tool '${slot.call.name}' must be a JSON object`;
+  try {
+    return { raw, args: validateArguments(slot.tool!, raw) };
+  } catch (error) {
+    return `edited arguments for tool '${slot.call.name}' are invalid: ${(error as Error).message}`;
+  }
+}
+
+/** Approved with edited arguments: the call will run with them. */
+export function applyEdits(state: RunState, outcome: ApprovalOutcome): void {
+  const edited = editedArgs(state, outcome);
+  if (!edited || typeof edited === 'string') return;
+  const slot = currentSlot(state);
+  slot.raw = edited.raw;
+  slot.args = edited.args;
+}
+
+/** Approved with invalid edits: the call gets an error result and never runs. */
+export function rejectInvalidEdits(state: RunState, outcome: ApprovalOutcome): void {
+  const slot = currentSlot(state);
+  const problem = String(editedArgs(state, outcome));
+  state.batch.cursor++;
+  reject(state, slot, `Tool error: ${problem}`);
 }
 
 /** An approved call that may run in parallel: dispatch it now. */
@@ -131,6 +188,11 @@ export function dispatchApproved(state: RunState): void {
   state.batch.cursor++;
   dispatch(state, slot);
   flushDispatches(state);
+}
+
+/** An approved call with no free slot (maxConcurrentToolCalls): it waits, cleared, for one. */
+export function holdApproved(state: RunState): void {
+  currentSlot(state).state = 'cleared';
 }
 
 /** An approved call that must run alone: it claims its handoff now and waits at the barrier. */
@@ -165,6 +227,7 @@ function dispatch(state: RunState, slot: CallSlot): void {
     maxOutputChars: tool.maxOutputChars === undefined ? agent.maxToolOutputChars : tool.maxOutputChars,
     agentRenderer: agent.toolResultRenderer,
     onAttemptFailed: (error, attempt, willRetry) => state.sink({ type: 'tool_call_failed', runId, path, agent: agentName, turn, call, error, attempt, willRetry }),
+    ...(agent.hooks.length > 0 && hasHook(agent, 'afterToolCall') ? { reshape: afterToolCallFor(state, slot) } : {}),
   };
   state.sink({ type: 'tool_call_started', runId, path, agent: agentName, turn, call });
   state.outbox.push(job);
@@ -177,6 +240,19 @@ function flushDispatches(state: RunState): void {
   state.outbox = [];
   const executor = (state.self.getSnapshot().children as Record<string, AnyActorRef | undefined>).tools;
   executor!.send({ type: 'dispatch', jobs });
+}
+
+/** afterToolCall hooks on a call's outcome; a throwing hook makes it an error result. Never rejects. */
+function afterToolCallFor(state: RunState, slot: CallSlot): (outcome: CallOutcome) => Promise<CallOutcome> {
+  const call = { call: slot.call, tool: slot.tool!, args: slot.args };
+  return async (outcome) => {
+    try {
+      const shaped = await reshapeResult(state.agent, call, { output: outcome.output, isError: outcome.isError, result: outcome.result }, hookContext(state));
+      return shaped.output === outcome.output && shaped.isError === outcome.isError ? outcome : { ...outcome, output: shaped.output, isError: shaped.isError, terminate: outcome.terminate && !shaped.isError };
+    } catch (error) {
+      return { ...outcome, result: undefined, output: `Tool error: afterToolCall hook failed: ${(error as Error)?.message ?? String(error)}`, isError: true, terminate: false };
+    }
+  };
 }
 
 function contextFor(state: RunState, slot: CallSlot): CallContext {
@@ -215,19 +291,20 @@ function settle(state: RunState, key: string, outcome: CallOutcome): void {
     isError: outcome.isError,
     details: outcome.details,
     terminate: outcome.terminate,
+    ...(outcome.blockedBy !== undefined ? { blockedBy: outcome.blockedBy } : {}),
   });
   log(state, { kind: 'result', turn: state.turn, message });
   if (outcome.runSignal instanceof BudgetExceeded) state.stopError ??= outcome.runSignal;
 }
 
-function reject(state: RunState, slot: CallSlot, output: string): void {
-  settle(state, slot.key, { result: undefined, output, isError: true, details: undefined, terminate: false });
+function reject(state: RunState, slot: CallSlot, output: string, blockedBy?: string): void {
+  settle(state, slot.key, { result: undefined, output, isError: true, details: undefined, terminate: false, ...(blockedBy !== undefined ? { blockedBy } : {}) });
 }
 
 /** Synthetic results for calls that will never run; `includeRunning` also closes in-flight calls. */
 export function closeOpenCalls(state: RunState, output: string, includeRunning: boolean): void {
   for (const slot of state.batch.slots) {
-    if (slot.state === 'pending' || (includeRunning && slot.state === 'dispatched')) reject(state, slot, output);
+    if (slot.state === 'pending' || slot.state === 'cleared' || (includeRunning && slot.state === 'dispatched')) reject(state, slot, output);
   }
   state.batch.cursor = state.batch.slots.length;
 }

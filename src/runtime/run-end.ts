@@ -1,5 +1,7 @@
 import type { CheckpointInput } from '../actors/checkpoint.js';
-import { RunCancelled } from '../errors.js';
+import { OutputValidationError, RunCancelled } from '../errors.js';
+import { checkOutput, repairPrompt } from '../rules/output.js';
+import { checkGuardrails, hasHook, hookContext, runEndMessages } from './run-hooks.js';
 import { finalOutput, runFinishes } from '../rules/batch.js';
 import type { CheckpointEntry, CheckpointHead, RunStatus } from '../store/checkpoint-store.js';
 import { closeOpenCalls } from './run-calls.js';
@@ -24,12 +26,64 @@ function head(state: RunState, status: RunStatus, error?: Error): CheckpointHead
 
 /** The run's final output: a replayed completed run's stored one, else this turn's final reply or terminating results. */
 export function completedOutput(state: RunState): string {
-  return state.replayCompleted ? state.storedOutput : finalOutput(state.batch.reply, state.batch.slots);
+  return state.replayCompleted ? state.storedOutput : finalOutput(state.batch.reply, state.batch.slots, state.batch.stopped);
 }
 
-/** Whether the run ends after this turn (pure; the `runFinished` guard). */
+/** The run's final output value: the outputType's parsed value when the agent has one, else the output text. */
+export function finalValue(state: RunState): unknown {
+  const text = completedOutput(state);
+  const outputType = state.agent.outputType;
+  if (!outputType) return text;
+  const check = checkOutput(outputType, text);
+  return check.ok ? check.value : undefined;
+}
+
+/** The final output checked against the agent's outputType; undefined when it has none or the run does not end here. */
+export function outputProblem(state: RunState): string | undefined {
+  const outputType = state.agent.outputType;
+  if (!outputType || state.replayCompleted || !finishesAfterTurn(state)) return undefined;
+  const check = checkOutput(outputType, completedOutput(state));
+  return check.ok ? undefined : check.message;
+}
+
+/** Whether the run ends after this turn (pure; the `runFinished` guard): nothing may be waiting for the model. */
 export function finishesAfterTurn(state: RunState): boolean {
-  return runFinishes(state.batch.reply, state.batch.slots, state.inbox.length);
+  return runFinishes(state.batch.reply, state.batch.slots, state.inbox.length + state.steerQueue.length + state.followUps.length, state.batch.stopped);
+}
+
+/** Whether the turn that just ended would have ended the run but for its follow-ups (pure). */
+export function onlyFollowUpsWait(state: RunState): boolean {
+  return state.followUps.length > 0 && !state.batch.stopped && runFinishes(state.batch.reply, state.batch.slots, state.inbox.length + state.steerQueue.length);
+}
+
+/** The outputType repair turn: the model is told what was wrong, once. */
+export function queueRepair(state: RunState): void {
+  state.repairUsed = true;
+  state.inbox.push({ text: repairPrompt(outputProblem(state) ?? 'the reply did not match the output schema'), source: 'repair' });
+}
+
+/** The repair turn did not help: the run fails with OutputValidationError. */
+export function failWithOutputError(state: RunState): void {
+  const problem = outputProblem(state) ?? 'the reply did not match the output schema';
+  fail(state, new OutputValidationError(`final output invalid after one repair turn: ${problem}`, completedOutput(state)));
+}
+
+/** The ending state's work: output guardrails, then onRunEnd hooks; resolves with the messages that continue the run. */
+export function runEndInput(state: RunState): { check(): Promise<string[]> } {
+  return {
+    check: async () => {
+      const agent = state.agent;
+      const ctx = hookContext(state);
+      const value = finalValue(state);
+      if (agent.outputGuardrails.length > 0) await checkGuardrails('output', agent.outputGuardrails, value, ctx);
+      return hasHook(agent, 'onRunEnd') ? runEndMessages(agent, { output: completedOutput(state), finalOutput: value }, ctx) : [];
+    },
+  };
+}
+
+/** onRunEnd hooks returned messages: they wait for the next model request. */
+export function queueEndMessages(state: RunState, messages: readonly string[]): void {
+  for (const text of messages) state.inbox.push({ text, source: 'hook' });
 }
 
 /** The checkpoint state: at a turn end (appending turn_end) or when a stopped run has drained; waits for every write. */
@@ -57,7 +111,18 @@ export function cancel(state: RunState): void {
 
 export function emitCompleted(state: RunState): void {
   const output = completedOutput(state);
-  state.outcome = { status: 'completed', runId: state.runId, output, usage: { ...state.usage }, turns: state.turn, agent: state.agent.name, transcript: state.transcript };
+  state.outcome = {
+    status: 'completed',
+    runId: state.runId,
+    output,
+    finalOutput: finalValue(state),
+    usage: { ...state.usage },
+    turns: state.turn,
+    agent: state.agent.name,
+    transcript: state.transcript,
+    finishReason: state.lastReply?.finishReason,
+    lastInputTokens: state.lastReply?.inputTokens,
+  };
   state.parentRef?.send({ type: 'child.ended', runId: state.runId });
   state.sink({ type: 'run_completed', runId: state.runId, path: state.path, agent: state.agent.name, output, usage: { ...state.usage }, turns: state.turn });
 }

@@ -1,8 +1,10 @@
 import { UserError } from '../errors.js';
-import type { InspectionEvent } from 'xstate';
+import type { InspectionEvent, Observer } from 'xstate';
+import type { Tracer } from '@opentelemetry/api';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { Session } from '../store/session.js';
-import type { Budget } from '../types.js';
+import type { Budget, Message, ToolCallRequest } from '../types.js';
+export type { InputMessage, RunInputValue } from '../types.js';
 
 /**
  * Options of one run. Invalid values (a negative maxTurns, an unknown budget field) fail
@@ -19,6 +21,12 @@ export interface RunOptions<Deps = any> {
   runId?: string;
   /** Auto-deny an approval nobody decided within this time; each waiting call has its own timer. */
   approvalTimeoutMs?: number;
+  /** Extra system text for the whole run, added after the agent's instructions and kept across handoffs. */
+  instructions?: string;
+  /** At most this many tool calls of the run in flight at once; the rest wait in request order. */
+  maxConcurrentToolCalls?: number;
+  /** How many queued steer (and follow-up) messages one model request takes: all of them (default) or one. */
+  steeringMode?: 'all' | 'one-at-a-time';
   /**
    * Durable runs: append the run log to `store` under `runId`. When the store already holds
    * that run: "resume" (default) continues it, "restart" deletes it first, "fail" is a UserError.
@@ -34,16 +42,82 @@ export interface RunOptions<Deps = any> {
    * and sub-run actors). Opt-in: without it, inspection costs nothing.
    */
   inspect?: InspectionObserver;
+  /**
+   * OpenTelemetry tracer (`@opentelemetry/api`): the run tree is traced with GenAI spans
+   * (`invoke_agent` per run and sub-run, `chat` per model request, `execute_tool` per call,
+   * approval, barrier and handoff spans), parented under the context active when the run
+   * starts. Tracing only observes: it never changes how a run goes, and a throwing tracer is
+   * ignored. Unset (default): no tracing code runs and `@opentelemetry/api` is not loaded.
+   * See README "Tracing (OpenTelemetry)".
+   */
+  tracer?: Tracer;
 }
 
-/** Receives XState's raw inspection events (`@xstate.actor`, `@xstate.event`, `@xstate.snapshot`, …). */
-export type InspectionObserver = (event: InspectionEvent) => void;
+/**
+ * Receives XState's raw inspection events (`@xstate.actor`, `@xstate.event`, `@xstate.snapshot`, …):
+ * a function or an observer object, as `createActor` takes (e.g. `@statelyai/inspect`'s `inspector.inspect`).
+ */
+export type InspectionObserver = ((event: InspectionEvent) => void) | Observer<InspectionEvent>;
+
+/** The observer as one function (for composing observers); undefined stays undefined. */
+export function inspectionCallback(inspect: InspectionObserver | undefined): ((event: InspectionEvent) => void) | undefined {
+  if (inspect === undefined || typeof inspect === 'function') return inspect;
+  return (event) => inspect.next?.(event);
+}
 
 const BUDGET_KEYS = ['maxInputTokens', 'maxOutputTokens', 'maxTotalTokens', 'maxToolCalls', 'maxDurationMs'] as const;
 
+/** The input as transcript messages plus extra system text. @throws UserError on a malformed message. */
+export function normaliseInput(input: unknown): { messages: Message[]; system: string[] } {
+  if (typeof input === 'string') return { messages: [{ role: 'user', content: input }], system: [] };
+  if (!Array.isArray(input)) throw new UserError(`Run input must be a string or an array of messages, got ${input === null ? 'null' : typeof input}.`);
+  if (input.length === 0) throw new UserError('Run input must not be an empty array of messages.');
+  const messages: Message[] = [];
+  const system: string[] = [];
+  input.forEach((m: unknown, i) => {
+    const message = m as Record<string, unknown> | null;
+    const where = `Run input message #${i + 1}`;
+    if (!message || typeof message !== 'object') throw new UserError(`${where} must be an object with a role.`);
+    const content = message.content;
+    switch (message.role) {
+      case 'system':
+        if (typeof content !== 'string') throw new UserError(`${where} (system) needs string content.`);
+        system.push(content);
+        return;
+      case 'user':
+        if (typeof content !== 'string') throw new UserError(`${where} (user) needs string content.`);
+        messages.push({ role: 'user', content });
+        return;
+      case 'assistant': {
+        const calls = message.toolCalls ?? [];
+        if (typeof content !== 'string' || !Array.isArray(calls)) throw new UserError(`${where} (assistant) needs string content and a toolCalls array.`);
+        for (const c of calls as Array<Record<string, unknown>>) {
+          if (!c || typeof c.id !== 'string' || typeof c.name !== 'string' || typeof c.arguments !== 'string') throw new UserError(`${where} (assistant) has a malformed tool call: ${JSON.stringify(c)}.`);
+        }
+        messages.push({ role: 'assistant', content, toolCalls: calls as ToolCallRequest[], agent: typeof message.agent === 'string' ? message.agent : '' });
+        return;
+      }
+      case 'tool':
+        if (typeof content !== 'string' || typeof message.callId !== 'string' || typeof message.name !== 'string') throw new UserError(`${where} (tool) needs callId, name and string content.`);
+        messages.push({ role: 'tool', callId: message.callId, name: message.name, content, isError: message.isError === true });
+        return;
+      default:
+        throw new UserError(`${where} has an unknown role ${JSON.stringify(message.role)}; expected system, user, assistant or tool.`);
+    }
+  });
+  return { messages, system };
+}
+
 /** Rejects bad run input and options up front, so a typo fails the run clearly instead of silently disabling a limit. */
 export function validateRunOptions(input: unknown, options: RunOptions): void {
-  if (typeof input !== 'string') throw new UserError(`Run input must be a string, got ${input === null ? 'null' : typeof input}.`);
+  normaliseInput(input);
+  if (options.instructions !== undefined && typeof options.instructions !== 'string') throw new UserError(`instructions must be a string, got ${typeof options.instructions}.`);
+  if (options.maxConcurrentToolCalls !== undefined && (!Number.isInteger(options.maxConcurrentToolCalls) || options.maxConcurrentToolCalls < 1)) {
+    throw new UserError(`maxConcurrentToolCalls must be a positive integer, got ${String(options.maxConcurrentToolCalls)}.`);
+  }
+  if (options.steeringMode !== undefined && options.steeringMode !== 'all' && options.steeringMode !== 'one-at-a-time') {
+    throw new UserError(`steeringMode must be "all" or "one-at-a-time", got ${JSON.stringify(options.steeringMode)}.`);
+  }
   if (options.maxTurns !== undefined && (!Number.isInteger(options.maxTurns) || options.maxTurns < 1)) {
     throw new UserError(`maxTurns must be a positive integer, got ${String(options.maxTurns)}.`);
   }

@@ -28,6 +28,19 @@ export function createRunPort(state: RunState): RunPort {
       if (state.self.getSnapshot().status === 'active') state.self.send(event);
     },
     subRunInput: (agent, input, options, key) => subRunInput(state, agent as Agent, input, options, key),
+    askHuman: async (key, question, signal) => {
+      const slot = state.batch.byKey.get(key);
+      if (!slot) throw new Error('askHuman: the call is not running');
+      const base = { runId: state.runId, path: state.path, agent: state.agent.name };
+      const turn = state.turn;
+      const requestId = `${state.runId}:${key}`;
+      const view = { requestId, ...base, callId: slot.call.id, question: question.question, ...(question.options ? { options: question.options } : {}), multiSelect: question.multiSelect, requestedAt: Date.now() };
+      const waiting = state.humans.ask(view, signal);
+      state.sink({ type: 'human_request', ...base, turn, call: slot.call, requestId, question: question.question, ...(question.options ? { options: question.options } : {}), multiSelect: question.multiSelect });
+      const answer = await waiting;
+      state.sink({ type: 'human_answer', ...base, turn, call: slot.call, requestId, answer });
+      return answer;
+    },
   };
 }
 
@@ -47,6 +60,7 @@ function subRunInput(state: RunState, agent: Agent, input: string, options: { ma
     parentPath: state.path,
     sink: state.sink,
     approvals: state.approvals,
+    humans: state.humans,
     parent: { ref: state.self, ancestors: [self, ...state.ancestors.map((a) => ({ ...a, usage: { ...a.usage } }))] },
   };
 }

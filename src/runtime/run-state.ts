@@ -5,13 +5,14 @@ import { asError } from '../errors.js';
 import type { AncestorBudget } from '../rules/budget.js';
 import type { Mailbox } from '../tools/context.js';
 import { toToolSchema, type Tool, type ToolSchema } from '../tools/tool.js';
-import { emptyUsage, type AssistantMessage, type Budget, type Message, type RunEvent, type ToolCallRequest, type Usage } from '../types.js';
+import { emptyUsage, type AssistantMessage, type Budget, type Message, type RunEvent, type RunInputValue, type ToolCallRequest, type Usage } from '../types.js';
 import type { ApprovalRouter } from './approvals.js';
+import type { HumanRouter } from './humans.js';
 import type { RunOptions } from './run-options.js';
 import { createRunPort } from './run-port.js';
 import type { RunPort } from '../tools/call-context.js';
 import { RunLog } from './run-log.js';
-import { validateRunOptions } from './run-options.js';
+import { normaliseInput, validateRunOptions } from './run-options.js';
 
 export const DEFAULT_MAX_TURNS = 10;
 
@@ -26,23 +27,40 @@ export interface RunInput {
   /** Unique in the run tree; sub-runs get `<parent>/<turn>.<index>`. */
   readonly runId: string;
   readonly agent: Agent;
-  readonly input: string;
+  readonly input: RunInputValue;
   readonly options: RunOptions;
   /** Agent names of the runs above this one (empty for a root run). */
   readonly parentPath: readonly string[];
   readonly sink: EventSink;
   /** The run tree's approval inbox: routes decisions addressed by approval id to the waiting run. */
   readonly approvals: ApprovalRouter;
+  /** The run tree's question inbox (askHuman without a channel). */
+  readonly humans: HumanRouter;
   /** For sub-runs: the parent run's address and what every ancestor has left to spend. */
   readonly parent?: { readonly ref: AnyActorRef; readonly ancestors: readonly AncestorBudget[] };
 }
 
 /** How a run ended; the run actor's output. */
 export type RunOutcome =
-  | { readonly status: 'completed'; readonly runId: string; readonly output: string; readonly usage: Usage; readonly turns: number; readonly agent: string; readonly transcript: readonly Message[] }
+  | {
+      readonly status: 'completed';
+      readonly runId: string;
+      readonly output: string;
+      /** The run's final output (the output text; typed by the agent's outputType when it has one). */
+      readonly finalOutput: unknown;
+      readonly usage: Usage;
+      readonly turns: number;
+      readonly agent: string;
+      readonly transcript: readonly Message[];
+      /** The last model reply's finish reason, as the provider said it. */
+      readonly finishReason: string | undefined;
+      /** Input tokens of the last model request (the context size the model last saw). */
+      readonly lastInputTokens: number | undefined;
+    }
   | { readonly status: 'failed'; readonly runId: string; readonly error: Error };
 
-export type SlotState = 'pending' | 'dispatched' | 'settled';
+/** `cleared`: passed preflight (and its approval), waiting for a free slot (maxConcurrentToolCalls). */
+export type SlotState = 'pending' | 'cleared' | 'dispatched' | 'settled';
 
 /** One requested call of the current turn, from preflight to its single result. */
 export interface CallSlot {
@@ -69,13 +87,15 @@ export interface Batch {
   cursor: number;
   /** Every call of this batch runs alone (agent or a tool's executionMode is sequential). */
   readonly sequential: boolean;
+  /** afterModelResponse said stop: this reply's text is the final output and its calls never run. */
+  readonly stopped: boolean;
   /** The handoff target a call of this turn already claimed: later handoffs are rejected. */
   claimedHandoff: string | undefined;
 }
 
 /** The batch of a turn before its reply (and of a run before its first turn). */
 export function emptyBatch(): Batch {
-  return { reply: undefined, slots: [], byKey: new Map(), cursor: 0, sequential: false, claimedHandoff: undefined };
+  return { reply: undefined, slots: [], byKey: new Map(), cursor: 0, sequential: false, claimedHandoff: undefined, stopped: false };
 }
 
 /**
@@ -83,13 +103,20 @@ export function emptyBatch(): Batch {
  * guards only read it. Kept as one record referenced from the actor's context so XState
  * never copies the transcript (it grows by push; a turn costs the same at turn 200).
  */
+/** A message queued by the caller (`handle.steer` / `handle.followUp`). */
+export interface QueuedMessage {
+  readonly id: string;
+  readonly text: string;
+}
+
 export interface RunState {
   readonly runId: string;
-  readonly input: string;
+  readonly input: RunInputValue;
   readonly options: RunOptions;
   readonly parentPath: readonly string[];
   readonly sink: EventSink;
   readonly approvals: ApprovalRouter;
+  readonly humans: HumanRouter;
   /** The run actor itself: tools reach their run only by sending it messages. */
   readonly self: AnyActorRef;
   /** The logic this run runs on; sub-runs use the same (so a test's mutant chart reaches them). */
@@ -125,8 +152,18 @@ export interface RunState {
   inFlight: number;
   /** Calls cleared since the last hand-over to the executor. */
   outbox: CallJob[];
-  /** Mailbox messages waiting for the next model request. */
-  inbox: string[];
+  /** Messages waiting for the next model request: tools' mailbox posts, hook injections, the repair prompt. */
+  inbox: Array<{ readonly text: string; readonly source: 'mailbox' | 'hook' | 'repair' }>;
+  /** The outputType repair turn was used (one per run). */
+  repairUsed: boolean;
+  /** Steer messages waiting for the next model request. */
+  steerQueue: QueuedMessage[];
+  /** Follow-ups waiting for the run to be about to end. */
+  followUps: QueuedMessage[];
+  /** System text added to every agent's instructions (the instructions option, system input messages). */
+  extraSystem: string;
+  /** The last model reply's finish reason and input tokens (for the result). */
+  lastReply: { readonly finishReason: string | undefined; readonly inputTokens: number | undefined } | undefined;
   pendingHandoff: { readonly target: Agent; readonly inputFilter: HandoffInputFilter | undefined } | undefined;
 
   configError: Error | undefined;
@@ -166,6 +203,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     parentPath: input.parentPath,
     sink: input.sink,
     approvals: input.approvals,
+    humans: input.humans,
     self,
     logic: (self as unknown as { logic: AnyActorLogic }).logic,
     parentRef: input.parent?.ref,
@@ -193,6 +231,11 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     inFlight: 0,
     outbox: [],
     inbox: [],
+    repairUsed: false,
+    steerQueue: [],
+    followUps: [],
+    extraSystem: '',
+    lastReply: undefined,
     pendingHandoff: undefined,
     configError: undefined,
     stopError: undefined,
@@ -214,6 +257,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
   }
   try {
     validateRunOptions(input.input, options);
+    state.extraSystem = [options.instructions ?? '', ...normaliseInput(input.input).system].filter((t) => t !== '').join('\n\n');
     useAgent(state, input.agent);
   } catch (error) {
     state.configError = asError(error);
@@ -226,7 +270,8 @@ export function useAgent(state: RunState, agent: Agent): void {
   const tools = agent.toolTable();
   state.tools = tools;
   state.toolSchemas = [...tools.values()].map(toToolSchema);
-  state.system = agent.systemPrompt(state.deps);
+  const own = agent.systemPrompt(state.deps);
+  state.system = state.extraSystem ? (own ? `${own}\n\n${state.extraSystem}` : state.extraSystem) : own;
   state.agent = agent;
   state.agentView = { name: agent.name };
   state.path = [...state.parentPath, agent.name];

@@ -1,10 +1,14 @@
 import type { ModelReply, ModelTurnInput } from '../actors/model-turn.js';
 import { asError } from '../errors.js';
 import { isSequentialBatch } from '../rules/batch.js';
-import type { AssistantMessage, Message } from '../types.js';
-import { log } from './run-end.js';
+import type { AssistantMessage, UserMessage } from '../types.js';
+import { normaliseInput } from './run-options.js';
+import { takeCount } from '../rules/batch.js';
+import { log, onlyFollowUpsWait } from './run-end.js';
+import { checkGuardrails, hasHook, hookContext, judgeReply, shapeRequest } from './run-hooks.js';
+import { z } from 'zod';
 import { spendOwn } from './run-spend.js';
-import { emptyBatch, useAgent, type Batch, type CallSlot, type HandoffInputFilter, type RunState } from './run-state.js';
+import { emptyBatch, useAgent, type Batch, type CallSlot, type HandoffInputFilter, type QueuedMessage, type RunState } from './run-state.js';
 import type { Agent } from '../agent.js';
 
 /** `run_started`; a fresh run logs its input, a resumed one re-opens its stored turn. Sub-runs announce themselves to their parent. */
@@ -15,35 +19,87 @@ export function startRun(state: RunState): void {
     if (state.resumeInTurn) state.sink({ type: 'turn_started', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn });
     return;
   }
-  const message: Message = { role: 'user', content: state.input };
-  state.transcript.push(message);
-  log(state, { kind: 'input', message });
-}
-
-/** A new turn: waiting mailbox messages join the transcript before the model request. */
-export function startTurn(state: RunState): void {
-  state.turn++;
-  state.batch = emptyBatch();
-  for (const text of state.inbox.splice(0)) {
-    const message: Message = { role: 'user', content: text };
+  if (state.configError) return;
+  for (const message of normaliseInput(state.input).messages) {
     state.transcript.push(message);
     log(state, { kind: 'input', message });
   }
+}
+
+/**
+ * A new turn. Before the model request, waiting messages join the transcript (each logged
+ * and announced as user_message_injected): every mailbox post, the queued steer messages
+ * (all, or one with steeringMode "one-at-a-time"), and — only when the turn before would
+ * have ended the run — the queued follow-ups (likewise).
+ */
+export function startTurn(state: RunState): void {
+  const followUpsDue = onlyFollowUpsWait(state);
+  state.turn++;
+  state.batch = emptyBatch();
   state.sink({ type: 'turn_started', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn });
+  for (const { text, source } of state.inbox.splice(0)) inject(state, text, source, undefined);
+  const mode = state.options.steeringMode;
+  for (const queued of state.steerQueue.splice(0, takeCount(state.steerQueue.length, mode))) inject(state, queued.text, 'steer', queued.id);
+  if (followUpsDue) for (const queued of state.followUps.splice(0, takeCount(state.followUps.length, mode))) inject(state, queued.text, 'follow_up', queued.id);
+}
+
+function inject(state: RunState, text: string, source: 'steer' | 'follow_up' | 'mailbox' | 'hook' | 'repair', id: string | undefined): void {
+  const message: UserMessage = { role: 'user', content: text };
+  state.transcript.push(message);
+  log(state, { kind: 'input', message });
+  state.sink({ type: 'user_message_injected', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, message, source, ...(id !== undefined ? { id } : {}) });
+}
+
+/** `steer.add`: a caller's message for the model's next request (`queue: 'steer'`) or for when the run would end (`'follow_up'`). */
+export function queueSteer(state: RunState, queue: 'steer' | 'follow_up', message: QueuedMessage): void {
+  (queue === 'steer' ? state.steerQueue : state.followUps).push(message);
+}
+
+/** `steer.remove`: withdraws a queued message that has not been read yet. */
+export function withdrawSteer(state: RunState, id: string): void {
+  state.steerQueue = state.steerQueue.filter((m) => m.id !== id);
+  state.followUps = state.followUps.filter((m) => m.id !== id);
 }
 
 export function modelInput(state: RunState): ModelTurnInput {
   const agent = state.agent;
-  return {
+  const format = agent.outputType ? responseFormat(agent) : undefined;
+  // Models that take no response format are told the schema in the system prompt.
+  const system = format && !agent.model.supportsResponseFormat ? `${state.system}${state.system ? '\n\n' : ''}Reply with only JSON that matches this JSON Schema:\n${JSON.stringify(format.schema)}` : state.system;
+  const input: ModelTurnInput = {
     model: agent.model,
-    request: () => ({ agent: agent.name, system: state.system, messages: state.transcript, tools: state.toolSchemas, settings: agent.settings }),
+    request: () => ({ runId: state.runId, agent: agent.name, system, messages: state.transcript, tools: state.toolSchemas, settings: agent.settings, ...(format ? { responseFormat: format } : {}) }),
     onTextDelta: (delta) => state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
     onReasoningDelta: (delta) => state.sink({ type: 'reasoning_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
   };
+  if (agent.hooks.length === 0 && (agent.inputGuardrails.length === 0 || state.turn !== 1 || state.resumed)) return input;
+  const ctx = hookContext(state);
+  return {
+    ...input,
+    ...(hasHook(agent, 'beforeModelCall')
+      ? { shape: async (request) => ({ ...request, ...(await shapeRequest(agent, { system: request.system, messages: request.messages }, ctx)) }) }
+      : {}),
+    ...(hasHook(agent, 'afterModelResponse')
+      ? { judge: (reply) => judgeReply(agent, { role: 'assistant', content: reply.text, ...(reply.reasoning ? { reasoning: reply.reasoning } : {}), toolCalls: reply.calls, agent: agent.name }, ctx) }
+      : {}),
+    // Input guardrails run once, in parallel with the first model call.
+    ...(agent.inputGuardrails.length > 0 && state.turn === 1 && !state.resumed ? { guard: () => checkGuardrails('input', agent.inputGuardrails, state.transcript.slice(), ctx) } : {}),
+  };
+}
+
+function responseFormat(agent: RunState['agent']): { type: 'json'; schema: Record<string, unknown>; name: string } {
+  return { type: 'json', schema: z.toJSONSchema(agent.outputType!) as Record<string, unknown>, name: 'output' };
+}
+
+/** afterModelResponse asked for a retry: the reply is void (its usage still counts); a new turn asks again. */
+export function discardReply(state: RunState, reply: ModelReply): void {
+  spendOwn(state, { usage: { ...reply.usage, requests: 1 }, toolCalls: 0 });
+  state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason: 'afterModelResponse asked for a retry' });
 }
 
 export function recordReply(state: RunState, reply: ModelReply): void {
   spendOwn(state, { usage: { ...reply.usage, requests: 1 }, toolCalls: 0 });
+  state.lastReply = { finishReason: reply.finishReason, inputTokens: reply.usage.inputTokens };
   const message: AssistantMessage = {
     role: 'assistant',
     content: reply.text,
@@ -52,13 +108,15 @@ export function recordReply(state: RunState, reply: ModelReply): void {
     agent: state.agent.name,
   };
   state.transcript.push(message);
+  const verdict = reply.verdict;
+  if (verdict && 'inject' in verdict) for (const text of verdict.inject) state.inbox.push({ text, source: 'hook' });
   state.sink({ type: 'message_completed', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, message, usage: { ...state.usage } });
   log(state, { kind: 'reply', turn: state.turn, message });
-  state.batch = batchFor(state, message);
+  state.batch = batchFor(state, message, verdict !== undefined && 'stop' in verdict);
 }
 
 /** One slot per requested call, keyed `<turn>.<index>`: repeated model ids never collide. */
-export function batchFor(state: RunState, reply: AssistantMessage): Batch {
+export function batchFor(state: RunState, reply: AssistantMessage, stopped = false): Batch {
   const slots: CallSlot[] = reply.toolCalls.map((call, index) => ({
     key: `${state.turn}.${index}`,
     index,
@@ -72,7 +130,7 @@ export function batchFor(state: RunState, reply: AssistantMessage): Batch {
   }));
   const byKey = new Map<string, CallSlot>();
   for (const slot of slots) byKey.set(slot.key, slot);
-  return { reply, slots, byKey, cursor: 0, sequential: slots.length > 0 && isSequentialBatch(state.agent, state.tools, reply), claimedHandoff: undefined };
+  return { reply, slots, byKey, cursor: 0, sequential: slots.length > 0 && isSequentialBatch(state.agent, state.tools, reply), claimedHandoff: undefined, stopped };
 }
 
 export function endTurn(state: RunState): void {
@@ -81,7 +139,7 @@ export function endTurn(state: RunState): void {
 
 /** A `mailbox.post` message: the model sees it at its next request. */
 export function queueMessage(state: RunState, text: string): void {
-  state.inbox.push(text);
+  state.inbox.push({ text, source: 'mailbox' });
 }
 
 /** A handoff tool's `handoff.request`: the target becomes the active agent when the turn ends. */

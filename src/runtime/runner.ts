@@ -2,12 +2,15 @@ import { nanoid } from 'nanoid';
 import type { AnyActorRef } from 'xstate';
 import type { Agent } from '../agent.js';
 import type { RunMachine } from '../machines/run.machine.js';
-import type { RunEvent } from '../types.js';
+import type { RunEvent, RunInputValue } from '../types.js';
+import { UserError } from '../errors.js';
 import { ApprovalRouter, type ApprovalTarget, type PendingApproval } from './approvals.js';
+import { HumanRouter, type HumanAnswer, type HumanRequest } from './humans.js';
 import { EventChannel } from './event-channel.js';
-import { launchRun, type LaunchedRun, type RunResult } from './launch.js';
+import { launchRun, type LaunchParams, type LaunchedRun, type RunResult } from './launch.js';
 import { getRunMachine } from './run-machine.js';
 import type { RunOptions } from './run-options.js';
+import { traceRun } from '../otel/trace-run.js';
 
 export type { RunResult } from './launch.js';
 
@@ -19,8 +22,12 @@ export type { RunResult } from './launch.js';
 export interface ApprovalControls {
   /** Every waiting call of the tree. */
   pending(): PendingApproval[];
-  /** @returns false when nothing matches. @throws UserError when a bare call id is ambiguous (the message lists the approval ids). */
-  approve(target: ApprovalTarget): boolean;
+  /**
+   * Approves; with `edits.args` (a JSON object) the call runs with those arguments instead,
+   * validated again (invalid edits give the call an error result).
+   * @returns false when nothing matches. @throws UserError when a bare call id is ambiguous (the message lists the approval ids).
+   */
+  approve(target: ApprovalTarget, edits?: { args: unknown }): boolean;
   /** Denies; the model sees `reason`. @returns false when nothing matches. @throws UserError when a bare call id is ambiguous. */
   reject(target: ApprovalTarget, reason?: string): boolean;
   /** Decides every waiting call at once; returns how many. */
@@ -45,14 +52,23 @@ export interface ApprovalControls {
 export class RunHandle implements AsyncIterable<RunEvent> {
   readonly runId: string;
   readonly approvals: ApprovalControls;
+  /**
+   * Questions tools ask a person through the run (askHuman without a channel), anywhere in
+   * the tree: `pending()` lists them; `answer(requestId, answer)` answers one (false when
+   * nothing waits under that id; UserError when the answer does not fit its options).
+   */
+  readonly humans: { pending(): HumanRequest[]; answer(requestId: string, answer: HumanAnswer): boolean };
   /** The run's root actor (for inspection). */
   readonly actor: AnyActorRef;
+  /** Steer and follow-up messages not yet injected (seen as user_message_injected), by id. */
+  private readonly unread = new Set<string>();
+  private steerCount = 0;
   private readonly channel: EventChannel;
   private readonly run: LaunchedRun;
   private readonly router: ApprovalRouter;
 
   /** `machine` is a seam for tests (e.g. mutant charts); runs use the shared run machine. */
-  constructor(agent: Agent, input: string, options: RunOptions, machine: RunMachine = getRunMachine()) {
+  constructor(agent: Agent, input: RunInputValue, options: RunOptions, machine: RunMachine = getRunMachine()) {
     const router = (this.router = new ApprovalRouter());
     this.runId = options.runId ?? options.checkpoint?.runId ?? `run_${nanoid(12)}`;
     const rootId = this.runId;
@@ -64,21 +80,29 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     );
     this.approvals = {
       pending: () => router.pending(),
-      approve: (target) => router.decide(target, true),
+      approve: (target, edits) => router.decide(target, true, undefined, edits),
       reject: (target, reason) => router.decide(target, false, reason),
       release: (approved) => router.release(approved),
       settled: (target) => router.settled(target),
       onOpened: (listener) => router.onOpened(listener),
     };
-    this.run = launchRun({
+    const humans = new HumanRouter();
+    this.humans = { pending: () => humans.pending(), answer: (requestId, answer) => humans.answer(requestId, answer) };
+    const params: LaunchParams = {
       agent,
       input,
       options,
       runId: this.runId,
       approvals: router,
+      humans,
       machine,
-      sink: (event) => this.channel.push(event, event.runId === rootId && (event.type === 'run_completed' || event.type === 'run_failed')),
-    });
+      sink: (event) => {
+        if (event.type === 'user_message_injected' && event.id !== undefined && event.runId === rootId) this.unread.delete(event.id);
+        this.channel.push(event, event.runId === rootId && (event.type === 'run_completed' || event.type === 'run_failed'));
+      },
+    };
+    // Tracing observes the tree's events and run actors (src/otel); without a tracer none of it runs and @opentelemetry/api is never loaded.
+    this.run = launchRun(options.tracer ? { ...params, ...traceRun(options.tracer, params.sink, options) } : params);
     this.actor = this.run.actor;
   }
 
@@ -99,6 +123,40 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     return result;
   }
 
+  /**
+   * Queues a user message the model sees at its next request (also before the first one;
+   * after a text-only reply the run then continues). Logged and announced as
+   * user_message_injected { source: 'steer', id } when it joins the transcript.
+   * @returns the message's id, for `unsteer`. @throws UserError when the run has ended.
+   */
+  steer(text: string): string {
+    return this.queue('steer', text);
+  }
+
+  /**
+   * Queues a user message that starts another turn when the run would otherwise end
+   * (a final reply, or a terminating batch). @returns its id. @throws UserError when the run has ended.
+   */
+  followUp(text: string): string {
+    return this.queue('follow_up', text);
+  }
+
+  /** Withdraws a steer or follow-up message while it is unread. Returns false once it was read (or is unknown). */
+  unsteer(id: string): boolean {
+    if (!this.unread.delete(id)) return false;
+    this.actor.send({ type: 'steer.remove', id });
+    return true;
+  }
+
+  private queue(queue: 'steer' | 'follow_up', text: string): string {
+    if (typeof text !== 'string') throw new UserError(`${queue === 'steer' ? 'steer' : 'followUp'} takes a string, got ${typeof text}.`);
+    if (this.actor.getSnapshot().status !== 'active') throw new UserError(`Run '${this.runId}' has ended; it takes no more messages.`);
+    const id = `${queue === 'steer' ? 'steer' : 'followup'}_${++this.steerCount}`;
+    this.unread.add(id);
+    this.actor.send({ type: 'steer.add', queue, id, text });
+    return id;
+  }
+
   /** Ends the run with run_failed(RunCancelled); in-flight tools and sub-runs see their signal abort. */
   cancel(reason = 'cancelled'): void {
     this.run.cancel(reason);
@@ -117,14 +175,14 @@ export class RunHandle implements AsyncIterable<RunEvent> {
 
 export const Runner = {
   /** Runs to completion. Without an approvalHandler, gated calls are denied. */
-  run<Deps>(agent: Agent<Deps>, input: string, options: RunOptions<Deps> = {}): Promise<RunResult> {
+  run<Deps>(agent: Agent<Deps>, input: RunInputValue, options: RunOptions<Deps> = {}): Promise<RunResult> {
     const handle = new RunHandle(agent, input, options);
     handle.stopListening();
     return handle.result();
   },
 
   /** Starts a run and returns its handle; iterate it for events. */
-  stream<Deps>(agent: Agent<Deps>, input: string, options: RunOptions<Deps> = {}): RunHandle {
+  stream<Deps>(agent: Agent<Deps>, input: RunInputValue, options: RunOptions<Deps> = {}): RunHandle {
     return new RunHandle(agent, input, options);
   },
 };

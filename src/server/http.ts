@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 
 /** An error that becomes a JSON response `{ error: { code, message } }`. */
 export class HttpError extends Error {
@@ -26,6 +27,8 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 }
 
 export function sendError(res: ServerResponse, error: HttpError): void {
+  // The connection is gone (e.g. closed by the request timeout): nobody to answer.
+  if (res.destroyed || res.writableEnded) return;
   if (res.headersSent) {
     res.destroy();
     return;
@@ -42,6 +45,104 @@ export function checkBearer(req: IncomingMessage, token: string): boolean {
   const a = createHash('sha256').update(match[1]!).digest();
   const b = createHash('sha256').update(token).digest();
   return timingSafeEqual(a, b);
+}
+
+/** Host names every server accepts (any port): the loopback names a local client uses. */
+export const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
+
+const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::(\d{1,5}))?$/;
+
+/**
+ * Normalises a `Host` header value or an allowed-host entry to `name` or `name:port`
+ * (lower case; a bare IPv6 address gets brackets). Undefined when it is not a host.
+ */
+export function normaliseHost(value: string): string | undefined {
+  let text = value.trim().toLowerCase();
+  if (text.includes(':') && !text.startsWith('[') && /^[0-9a-f:.]+$/.test(text) && text.split(':').length > 2) text = `[${text}]`;
+  const match = HOST_HEADER.exec(text);
+  if (!match || Number(match[2] ?? 0) > 65_535) return undefined;
+  return match[2] === undefined ? match[1]! : `${match[1]}:${Number(match[2])}`;
+}
+
+/**
+ * DNS-rebinding defence: whether the request's `Host` header names this server. `allowed`
+ * holds normalised entries (`normaliseHost`): a bare name matches it on any port, `name:port`
+ * only on that port. A missing or malformed header is never allowed.
+ */
+export function hostAllowed(header: string | undefined, allowed: ReadonlySet<string>): boolean {
+  if (header === undefined) return false;
+  const host = normaliseHost(header);
+  if (host === undefined) return false;
+  if (allowed.has(host)) return true;
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!;
+  return allowed.has(name);
+}
+
+/**
+ * The names `hostAllowed` accepts: the loopback names, the address the server binds to
+ * (the one in `server.url`), and `extra` (`allowedHosts`).
+ * @throws Error when an entry is not a host name, an IP address or `name:port`.
+ */
+export function allowedHostSet(bindHost: string, extra: readonly string[] = []): Set<string> {
+  const set = new Set(LOOPBACK_HOSTS);
+  const bound = normaliseHost(bindHost);
+  // Also a wildcard (0.0.0.0): `server.url` names it. An IP literal cannot be rebound.
+  if (bound !== undefined) set.add(bound);
+  for (const entry of extra) {
+    const host = typeof entry === 'string' ? normaliseHost(entry) : undefined;
+    if (host === undefined) throw new Error(`allowedHosts: '${String(entry)}' is not a host name, an IP address or name:port`);
+    set.add(host);
+  }
+  return set;
+}
+
+export interface TimeoutSettings {
+  readonly requestTimeout: number;
+  readonly headersTimeout: number;
+  readonly connectionsCheckingInterval: number;
+}
+
+/**
+ * node:http timeouts from `requestTimeoutMs` (whole request, headers and body; default
+ * 30 s; 0 = none) and `headersTimeoutMs` (default 30 s, at most the request timeout).
+ * Node checks them every `connectionsCheckingInterval`: a quarter of the shorter one, 10 ms
+ * to 1 s. Both end when the request has been read, so a long response (SSE) is not cut.
+ * @throws Error on a negative or non-integer value, or headers allowed longer than the request.
+ */
+export function timeoutSettings(requestTimeoutMs = 30_000, headersTimeoutMs?: number): TimeoutSettings {
+  if (!(Number.isInteger(requestTimeoutMs) && requestTimeoutMs >= 0)) throw new Error(`requestTimeoutMs must be a non-negative integer, got ${requestTimeoutMs}`);
+  const headersTimeout = headersTimeoutMs ?? (requestTimeoutMs === 0 ? 30_000 : Math.min(30_000, requestTimeoutMs));
+  if (!(Number.isInteger(headersTimeout) && headersTimeout >= 0)) throw new Error(`headersTimeoutMs must be a non-negative integer, got ${headersTimeout}`);
+  if (requestTimeoutMs > 0 && headersTimeout > requestTimeoutMs) throw new Error(`headersTimeoutMs (${headersTimeout}) must not exceed requestTimeoutMs (${requestTimeoutMs})`);
+  const shortest = Math.min(...[requestTimeoutMs, headersTimeout].filter((ms) => ms > 0), 4_000);
+  return { requestTimeout: requestTimeoutMs, headersTimeout, connectionsCheckingInterval: Math.max(10, Math.floor(shortest / 4)) };
+}
+
+const CLIENT_ERRORS: Record<string, [number, string, string, string]> = {
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'request_timeout', 'The request (headers and body) did not arrive in time.'],
+  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'headers_too_large', 'Request headers are too large.'],
+};
+
+/**
+ * The `clientError` handler: a request that timed out (`requestTimeout`/`headersTimeout`)
+ * gets `408 {error:{code:'request_timeout'}}`, oversized headers 431, anything else Node's
+ * parser rejects 400 `bad_request`; the connection is then closed. Nothing is written once
+ * a response has started on that connection.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || pending?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, code, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'Bad Request', 'bad_request', 'Malformed HTTP request.'];
+  const body = JSON.stringify({ error: { code, message } });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Cache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    // Closed once flushed, also when the client keeps its half of the connection open.
+    () => socket.destroy(),
+  );
 }
 
 /** Reads the body as text; 413 past `maxBytes`. */

@@ -2,3 +2,17 @@ export { createServer, type ServerOptions, type ServerRunOptions, type ServerSta
 export { startDemoServer, banner, type DemoServerOptions } from './demo.js';
 export { serializeRunEvent } from './serialize.js';
 export type { RunSummary, PendingApprovalView } from './runs.js';
+export {
+  toUIMessageStream,
+  UIMessageChunkMapper,
+  UI_MESSAGE_STREAM_HEADERS,
+  UI_STREAM_DONE_FRAME,
+  uiChunkFrame,
+  parentToolCallId,
+  type ToUIMessageStreamOptions,
+  type OpenedApproval,
+  type UIChunkOptions,
+  type UIMessageChunk,
+  type TroupeMessageMetadata,
+  type TroupeToolMetadata,
+} from './ui-stream.js';

@@ -8,9 +8,10 @@ import { Runner, type RunHandle } from '../runtime/runner.js';
 import type { RunOptions } from '../runtime/run-options.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { ApprovalRequiredEvent, RunEvent, Usage } from '../types.js';
+import { EventLog, type DroppedEvents } from './event-log.js';
 import { RUN_EVENT_LIMITS, feedRunEvent, serializeRunEvent } from './serialize.js';
 
-/** Receives one run's serialised events (replayed from the first one), then its end. */
+/** Receives one run's serialised events (the kept ones replayed first, see `ServerRun.subscribe`), then its end. */
 export interface RunSubscriber {
   event(event: WireRunEvent, index: number): void;
   end(): void;
@@ -68,6 +69,8 @@ export interface RunStartParams {
   readonly feed: InspectionFeed;
   /** Events kept per run for GET /api/runs/:id and late chat subscribers. */
   readonly maxEvents: number;
+  /** Bytes of event JSON kept per run (see `EventLog` for what is dropped first). */
+  readonly maxEventBytes: number;
   /** When set, the run's log is checkpointed here under its run id. */
   readonly checkpointStore?: CheckpointStore;
 }
@@ -97,9 +100,6 @@ export class ServerRun {
   error: WireError | undefined;
   usage: Usage | undefined;
   turns: number | undefined;
-  readonly events: WireRunEvent[] = [];
-  /** Events not kept once `maxEvents` is reached (text deltas first). */
-  droppedEvents = 0;
   readonly handle: RunHandle;
   /** Settles when the server consumer has read the last event. */
   readonly done: Promise<void>;
@@ -107,7 +107,7 @@ export class ServerRun {
   private readonly holds = new Map<string, Hold>();
   private readonly feed: InspectionFeed;
   private readonly approvalTimeoutMs: number;
-  private readonly maxEvents: number;
+  private readonly log: EventLog;
   private eventCount = 0;
 
   constructor(params: RunStartParams) {
@@ -116,7 +116,7 @@ export class ServerRun {
     this.input = params.input;
     this.feed = params.feed;
     this.approvalTimeoutMs = params.approvalTimeoutMs;
-    this.maxEvents = params.maxEvents;
+    this.log = new EventLog(params.maxEvents, params.maxEventBytes);
     const inspect = this.feed.observerFor(this.id);
     this.publishRun(inspect !== undefined);
     const options: RunOptions = {
@@ -138,13 +138,31 @@ export class ServerRun {
     return this.status !== 'running';
   }
 
+  /** Events kept (bounded by `maxEvents` and `maxEventBytes`; drops are counted in `dropped`). */
+  get events(): WireRunEvent[] {
+    return this.log.events;
+  }
+
+  /** Events no longer kept and their bytes; `events` + `dropped.count` = every event of the run. */
+  get dropped(): DroppedEvents {
+    return this.log.dropped;
+  }
+
+  /** UTF-8 bytes of the kept events' JSON. */
+  get eventBytes(): number {
+    return this.log.bytes;
+  }
+
   get subscriberCount(): number {
     return this.subscribers.size;
   }
 
-  /** Replays the events so far, then streams the rest; `end` is called once the run is over. */
+  /**
+   * Replays the events kept so far, then streams the rest; `end` is called once the run is
+   * over. `index` is the event's number in the run: a replay skips the numbers of dropped events.
+   */
   subscribe(subscriber: RunSubscriber): () => void {
-    this.events.forEach((event, index) => subscriber.event(event, index));
+    for (const { seq, event } of this.log.entriesWithSeq()) subscriber.event(event, seq);
     if (this.finished) {
       subscriber.end();
       return () => undefined;
@@ -217,9 +235,7 @@ export class ServerRun {
   private record(event: RunEvent): void {
     const wire = serializeRunEvent(event);
     const index = this.eventCount++;
-    const droppable = event.type === 'text_delta' || event.type === 'reasoning_delta';
-    if (this.events.length < this.maxEvents || !droppable) this.events.push(wire);
-    else this.droppedEvents++;
+    this.log.add(index, wire);
     for (const subscriber of this.subscribers) safely(() => subscriber.event(wire, index));
     this.feed.publish({ kind: 'run_event', run: this.id, event: feedRunEvent(wire) });
     if (event.runId !== this.id) return;

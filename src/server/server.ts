@@ -5,10 +5,12 @@ import type { Agent } from '../agent.js';
 import { InspectionFeed, type InspectMode } from '../inspect/feed.js';
 import type { RunOptions } from '../runtime/run-options.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
-import { HttpError, SseStream, checkBearer, parseJsonObject, readBody, sendError, sendJson } from './http.js';
+import { HttpError, SseStream, allowedHostSet, answerClientError, checkBearer, hostAllowed, parseJsonObject, readBody, sendError, sendJson, timeoutSettings } from './http.js';
 import { findApproval } from './find-approval.js';
 import { RunRegistry, ServerRun } from './runs.js';
 import { findInspectorDir, serveStatic } from './static.js';
+import { serveUIChat } from './ui-chat.js';
+import { answerQuestion, steerRun } from './steer-routes.js';
 
 /** A registered agent: an instance reused by every run, or a factory called once per run (e.g. scripted models, which are single-use). */
 export type AgentSource = Agent | (() => Agent);
@@ -34,8 +36,23 @@ export interface ServerOptions {
   readonly checkpointStore?: CheckpointStore;
   /** Finished runs kept for GET /api/runs (default 200). */
   readonly maxRuns?: number;
-  /** Events kept per run (default 10,000; text deltas are dropped first). */
+  /** Events kept per run (default 10,000; the oldest text deltas are dropped first, then the oldest events). */
   readonly maxEventsPerRun?: number;
+  /**
+   * Bytes of event JSON kept per run (default 4 MiB), dropped like `maxEventsPerRun`;
+   * terminal and `approval_required` events are always kept. `GET /api/runs/:id` counts
+   * what was dropped (`droppedEvents`, `droppedEventBytes`).
+   */
+  readonly maxEventBytesPerRun?: number;
+  /**
+   * Host names (or `name:port`) accepted in the `Host` header besides localhost, 127.0.0.1,
+   * [::1] and the bound address; any other gets 403 `host_not_allowed` (DNS-rebinding defence).
+   */
+  readonly allowedHosts?: readonly string[];
+  /** The whole request (headers and body) must arrive within this (default 30,000 ms; 0 = no limit), else 408 `request_timeout`. Responses such as SSE streams are not limited. */
+  readonly requestTimeoutMs?: number;
+  /** The headers must arrive within this (default 30,000 ms, at most `requestTimeoutMs`), else 408 `request_timeout`. */
+  readonly headersTimeoutMs?: number;
   /** Default 1 MiB. */
   readonly maxBodyBytes?: number;
   /** Longest accepted `input` (default 100,000 characters). */
@@ -96,6 +113,11 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const maxInputChars = options.maxInputChars ?? 100_000;
   const maxEvents = options.maxEventsPerRun ?? 10_000;
+  const maxEventBytes = options.maxEventBytesPerRun ?? 4 * 1024 * 1024;
+  if (!(Number.isInteger(maxEvents) && maxEvents > 0)) throw new Error('maxEventsPerRun must be a positive integer');
+  if (!(Number.isInteger(maxEventBytes) && maxEventBytes > 0)) throw new Error('maxEventBytesPerRun must be a positive integer');
+  const allowedHosts = allowedHostSet(host, options.allowedHosts);
+  const timeouts = timeoutSettings(options.requestTimeoutMs, options.headersTimeoutMs);
   const feed = new InspectionFeed({ mode: options.inspect ?? 'on-demand' });
   const registry = new RunRegistry(options.maxRuns ?? 200);
   const streams = new Set<SseStream>();
@@ -113,7 +135,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
     } catch (error) {
       throw new HttpError(500, 'agent_factory_failed', `Agent factory for '${agentName}' failed: ${(error as Error)?.message ?? String(error)}`);
     }
-    const run = new ServerRun({ agentName, agent, input, runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, ...(options.checkpointStore ? { checkpointStore: options.checkpointStore } : {}) });
+    const run = new ServerRun({ agentName, agent, input, runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, maxEventBytes, ...(options.checkpointStore ? { checkpointStore: options.checkpointStore } : {}) });
     registry.add(run);
     return run;
   }
@@ -123,6 +145,8 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
     const route = `${method} ${pathname}`;
     switch (route) {
       case 'POST /api/chat': {
+        // `?protocol=ui`: the AI SDK UI message stream (ui-chat.ts).
+        if (url.searchParams.has('protocol')) return serveUIChat(req, res, url, { maxBodyBytes, maxInputChars, agentNames: [...agents.keys()], isClosing: () => closing, startRun, streams });
         const body = parseJsonObject(await readBody(req, maxBodyBytes), req, {
           agent: { type: 'string', nonEmpty: true },
           input: { type: 'string', maxLength: maxInputChars },
@@ -159,6 +183,14 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
           throw new HttpError(404, 'approval_not_found', `No approval '${approval.approvalId}' is waiting.`);
         }
         return sendJson(res, 200, { runId: approval.runId, approvalId: approval.approvalId, callId: approval.callId, decision: body.decision });
+      }
+      case 'POST /api/chat/steer': {
+        const { status, body } = steerRun(registry, await readBody(req, maxBodyBytes), req);
+        return sendJson(res, status, body);
+      }
+      case 'POST /api/chat/answer': {
+        const { status, body } = answerQuestion(registry, await readBody(req, maxBodyBytes), req);
+        return sendJson(res, status, body);
       }
       case 'POST /api/chat/cancel': {
         const body = parseJsonObject(await readBody(req, maxBodyBytes), req, { runId: { type: 'string', nonEmpty: true } });
@@ -199,7 +231,8 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
       }
       const run = registry.get(id);
       if (!run) throw new HttpError(404, 'run_not_found', `No run '${id}'.`);
-      return sendJson(res, 200, { ...run.summary(), droppedEvents: run.droppedEvents, eventLog: run.events });
+      const { dropped } = run;
+      return sendJson(res, 200, { ...run.summary(), droppedEvents: dropped.count, droppedEventBytes: dropped.bytes, eventBytes: run.eventBytes, eventLog: run.events });
     }
     const allowed = ALLOWED.get(pathname);
     if (allowed) throw new HttpError(405, 'method_not_allowed', `Method ${method} is not allowed on ${pathname}.`, { allow: allowed });
@@ -207,6 +240,12 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // Before anything else, on every route: a page on another origin that rebinds its name to 127.0.0.1 sends its own Host.
+    if (!hostAllowed(req.headers.host, allowedHosts)) {
+      req.resume();
+      const shown = JSON.stringify(req.headers.host ?? '').slice(0, 200);
+      return sendError(res, new HttpError(403, 'host_not_allowed', `Host ${shown} is not allowed. Allowed: ${[...allowedHosts].join(', ')} (add names with allowedHosts / --allowed-host).`, { connection: 'close' }));
+    }
     let url: URL;
     try {
       url = new URL(req.url ?? '/', 'http://localhost');
@@ -231,10 +270,9 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
     }
   }
 
-  const http = createHttpServer((req, res) => void handle(req, res));
-  // SSE streams are long-lived: no request timeout, but idle keep-alive sockets still close.
-  http.requestTimeout = 0;
-  http.headersTimeout = 30_000;
+  // The timeouts cover reading the request only, so long-lived SSE responses are not cut; idle keep-alive sockets still close.
+  const http = createHttpServer({ ...timeouts }, (req, res) => void handle(req, res));
+  http.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(options.port ?? 0, host, () => {
@@ -279,6 +317,8 @@ const ALLOWED = new Map<string, string>([
   ['/api/chat', 'POST'],
   ['/api/chat/approve', 'POST'],
   ['/api/chat/cancel', 'POST'],
+  ['/api/chat/steer', 'POST'],
+  ['/api/chat/answer', 'POST'],
   ['/api/runs', 'GET'],
   ['/api/agents', 'GET'],
   ['/api/inspect', 'GET'],

@@ -1,10 +1,16 @@
 import { z } from 'zod';
-import { ToolError } from '../errors.js';
+import { ToolError, UserError } from '../errors.js';
+import { checkAnswer, type HumanAnswer } from '../runtime/humans.js';
+import { CallContext, portOf } from './call-context.js';
 import type { RunContext } from './context.js';
 import { tool, type Tool } from './tool.js';
 
-/** Delivers a question to a person and resolves with their answer (a CLI prompt, a chat message, a ticket, …). */
-export type HumanChannel = (question: string, ctx: RunContext<any>) => Promise<string> | string;
+/**
+ * Delivers a question to a person and resolves with their answer (a CLI prompt, a chat
+ * message, a ticket, …). With `options`, the answer must be one of them (an array of them
+ * for `multiSelect`).
+ */
+export type HumanChannel = (question: string, ctx: RunContext<any>, choices: { options?: readonly string[]; multiSelect: boolean }) => Promise<HumanAnswer> | HumanAnswer;
 
 export interface AskHumanOptions {
   /** Default "ask_human". */
@@ -14,27 +20,55 @@ export interface AskHumanOptions {
   timeoutMs?: number;
 }
 
+const parameters = z.object({
+  question: z.string().min(1).describe('One clear question.'),
+  options: z.array(z.string().min(1)).min(2).optional().describe('Answers the person picks from, when the question has a fixed set.'),
+  multiSelect: z.boolean().optional().describe('With options: the person may pick several (the answer is a list).'),
+});
+
 /**
- * A tool through which the model asks a person a question. It is a barrier
- * (`parallel: false`): it waits for the calls in flight, and nothing runs while the
- * person thinks. The answer is the tool result; an abort (cancel, timeout) stops waiting.
+ * A tool through which the model asks a person a question, optionally with options to pick
+ * from (one, or several with `multiSelect`: the answer is then a JSON array). It is a barrier
+ * (`parallel: false`): it waits for the calls in flight, and nothing runs while the person
+ * thinks. An abort (cancel, timeout) stops waiting.
+ *
+ * Without a channel the question goes through the run: the stream gets `human_request`
+ * (with `requestId`) and the answer comes from `handle.humans.answer(requestId, answer)`
+ * (or `POST /api/chat/answer`), announced as `human_answer`.
  *
  * ```ts
  * const ask = askHuman(async (question) => (await rl.question(`${question}\n> `)).trim());
+ * const viaRun = askHuman(); // answered through handle.humans
  * ```
  */
-export function askHuman(channel: HumanChannel, options: AskHumanOptions = {}): Tool {
+export function askHuman(channelOrOptions?: HumanChannel | AskHumanOptions, maybeOptions: AskHumanOptions = {}): Tool {
+  const channel = typeof channelOrOptions === 'function' ? channelOrOptions : undefined;
+  const options = typeof channelOrOptions === 'function' ? maybeOptions : (channelOrOptions ?? maybeOptions);
   return tool({
     name: options.name ?? 'ask_human',
     description:
       options.description ??
       'Ask the person you work for a question and wait for the answer. Use it when you need a decision or information only they have.',
-    parameters: z.object({ question: z.string().min(1).describe('One clear question.') }),
+    parameters,
     parallel: false,
     timeoutMs: options.timeoutMs,
-    execute: async ({ question }, ctx) => {
-      const answer = await untilAborted(Promise.resolve(channel(question, ctx)), ctx.signal);
-      if (typeof answer !== 'string') throw new ToolError(`the human channel answered with ${answer === null ? 'null' : typeof answer}, not a string.`);
+    execute: async ({ question, options: choices, multiSelect }, ctx) => {
+      const asked = { question, ...(choices ? { options: choices } : {}), multiSelect: choices !== undefined && multiSelect === true };
+      let answer: HumanAnswer;
+      if (channel) {
+        const given = await untilAborted(Promise.resolve(channel(question, ctx, { ...(choices ? { options: choices } : {}), multiSelect: asked.multiSelect })), ctx.signal);
+        if (typeof given !== 'string' && !Array.isArray(given)) throw new ToolError(`the human channel answered with ${given === null ? 'null' : typeof given}, not a string.`);
+        try {
+          answer = checkAnswer(asked, given);
+        } catch (error) {
+          throw new ToolError(`the human channel's answer does not fit: ${(error as Error).message}`);
+        }
+      } else {
+        const port = portOf(ctx);
+        if (!port || !(ctx instanceof CallContext)) throw new UserError('askHuman without a channel can only run inside a troupe run.');
+        answer = await port.askHuman(ctx.key, asked, ctx.signal);
+      }
+      if (Array.isArray(answer)) return answer;
       return answer === '' ? '(no answer)' : answer;
     },
   });

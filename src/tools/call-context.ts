@@ -26,6 +26,8 @@ export interface RunPort {
   progress(key: string, progress: unknown): void;
   /** A message to the run actor (e.g. `handoff.request`). */
   send(event: { type: string; [key: string]: unknown }): void;
+  /** Asks a person through the run tree's question inbox (human_request / human_answer events). */
+  askHuman(key: string, question: { question: string; options?: readonly string[]; multiSelect: boolean }, signal: AbortSignal): Promise<string | readonly string[]>;
   /** The input of a sub-run started by call `key`: its own run id, the tree's sinks, every ancestor's budget. */
   subRunInput(agent: unknown, input: string, options: { maxTurns?: number; budget?: Budget }, key: string): unknown;
 }

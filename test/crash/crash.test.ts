@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteCheckpointStore } from '../../src/index.js';
+import { SqliteCheckpointStore } from '../../src/entry/sqlite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'troupe-crash-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

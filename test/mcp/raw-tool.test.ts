@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Agent, Runner, ScriptedModel, UserError, batch, text } from '../../src/index.js';
+import { Agent, Runner, UserError } from '../../src/index.js';
+import { ScriptedModel, batch, text } from '../../src/entry/testing.js';
 import { checkJsonSchema, rawTool } from '../../src/tools/raw-tool.js';
 import { collect, completed } from '../helpers.js';
 

@@ -73,6 +73,11 @@ class PathRun {
   private launch(profile: Parameters<typeof buildWorld>[0], cancelFirst: boolean): void {
     const world = (this.world = buildWorld(profile));
     const handle = (this.handle = new RunHandle(world.agent, 'go', { ...world.options, inspect: this.inspect }, this.machine));
+    if (profileOf(profile).steered) {
+      handle.steer('s1');
+      handle.followUp('f1');
+      handle.unsteer(handle.steer('s2'));
+    }
     if (cancelFirst) handle.cancel('model test');
     void (async () => {
       for await (const event of handle) this.events.push(event);
@@ -116,11 +121,13 @@ class PathRun {
         w!.model.answer(e.type === 'env.reply' ? { reply: e.reply, turn: c.turn } : new Error('model down'));
         break;
       case 'env.approve':
+      case 'env.approveBadEdits':
       case 'env.deny': {
         const pending = this.handle!.approvals.pending();
         const id = c.slots[c.cursor]!.id;
         need(pending.length === 1 && pending[0]!.callId === id, `${e.type}: expected one approval waiting for ${id}, got [${pending.map((p) => p.callId).join(',')}]`);
         if (e.type === 'env.approve') this.handle!.approvals.approve(pending[0]!.approvalId);
+        else if (e.type === 'env.approveBadEdits') this.handle!.approvals.approve(pending[0]!.approvalId, { args: 5 });
         else this.handle!.approvals.reject(pending[0]!.approvalId);
         break;
       }
@@ -141,6 +148,9 @@ class PathRun {
         break;
       case 'env.cancel':
         this.handle!.cancel('model test');
+        break;
+      case 'env.endDone':
+        open(`end:${c.ends + 1}`);
         break;
     }
     await this.flush();

@@ -25,12 +25,14 @@ export type EnvEvent =
   | { type: 'env.modelFail' }
   | { type: 'env.approve' }
   | { type: 'env.deny' }
+  | { type: 'env.approveBadEdits' }
   | { type: 'env.settle'; index: number }
   | { type: 'env.storeOk' }
   | { type: 'env.storeFail' }
   | { type: 'env.sessionOk' }
   | { type: 'env.sessionFail' }
-  | { type: 'env.cancel' };
+  | { type: 'env.cancel' }
+  | { type: 'env.endDone' };
 
 export type ModelSnapshot = Omit<AnyMachineSnapshot, 'context'> & { readonly context: ModelContext };
 
@@ -110,12 +112,13 @@ export function envEvents(snapshot: ModelSnapshot): EnvEvent[] {
     const replies: readonly ReplyKind[] = (PROFILES[c.profile!] as { replies?: Record<number, readonly ReplyKind[]> }).replies?.[c.turn] ?? [];
     out.push(...replies.map((reply): EnvEvent => ({ type: 'env.reply', reply })), { type: 'env.modelFail' });
   }
-  if (snapshot.matches({ turn: { executing: 'approvalWait' } })) out.push({ type: 'env.approve' }, { type: 'env.deny' });
+  if (snapshot.matches({ turn: { executing: 'approvalWait' } })) out.push({ type: 'env.approve' }, { type: 'env.deny' }, { type: 'env.approveBadEdits' });
   c.slots.forEach((s, index) => {
     if (s.state === 'dispatched') out.push({ type: 'env.settle', index });
   });
   if (snapshot.matches({ turn: 'checkpoint' }) || snapshot.matches({ stopping: 'checkpoint' })) out.push({ type: 'env.storeOk' }, { type: 'env.storeFail' });
   if (snapshot.matches('savingSession')) out.push({ type: 'env.sessionOk' }, { type: 'env.sessionFail' });
+  if (snapshot.matches({ turn: 'ending' })) out.push({ type: 'env.endDone' });
   out.push({ type: 'env.cancel' });
   return out;
 }

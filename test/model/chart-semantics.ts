@@ -2,6 +2,7 @@ import { enqueueActions } from 'xstate';
 import {
   PROFILES,
   REPLIES,
+  REPLY_CONTENT,
   REPLY_TEXT,
   REPLY_TOKENS,
   STORED_OPEN_TURN,
@@ -27,7 +28,8 @@ import {
 export interface Slot {
   readonly kind: CallKind;
   readonly id: string;
-  state: 'pending' | 'dispatched' | 'settled';
+  /** cleared: passed preflight (and approval), waiting for a free slot (maxConcurrentToolCalls). */
+  state: 'pending' | 'cleared' | 'dispatched' | 'settled';
   terminate: boolean;
   /** Counted against maxToolCalls (a resumed call was counted by the run that requested it). */
   counted: boolean;
@@ -45,6 +47,15 @@ export interface ModelContext {
   toolCalls: number;
   /** Mailbox messages waiting for the next model request. */
   inbox: number;
+  /** Ids of the caller's queued steer messages and follow-ups. */
+  steer: string[];
+  followUps: string[];
+  /** afterModelResponse stopped the run at this reply. */
+  stopped: boolean;
+  /** The outputType repair turn was used. */
+  repairUsed: boolean;
+  /** How often the run-end checks ran. */
+  ends: number;
   pendingHandoff: 'good' | 'bad' | undefined;
   /** Error name the run stops with at its next safe point. */
   stop: string | undefined;
@@ -71,6 +82,11 @@ export const initialContext = (): ModelContext => ({
   tokens: 0,
   toolCalls: 0,
   inbox: 0,
+  steer: [],
+  followUps: [],
+  stopped: false,
+  repairUsed: false,
+  ends: 0,
   pendingHandoff: undefined,
   stop: undefined,
   cancel: false,
@@ -96,6 +112,17 @@ const isHandoff = (k: CallKind): boolean => k === 'handoff' || k === 'badHandoff
 /** Barrier rule: parallel:false tools and every handoff run alone. */
 const runsAlone = (k: CallKind): boolean => k === 'alone' || k === 'gatedAlone' || isHandoff(k);
 const current = (c: ModelContext): Slot => c.slots[c.cursor]!;
+/** Capacity rule: another call may start while fewer than maxConcurrentToolCalls run. */
+const capacity = (c: ModelContext): boolean => profile(c).maxConcurrentToolCalls === undefined || c.slots.filter((s) => s.state === 'dispatched').length < profile(c).maxConcurrentToolCalls!;
+/** Terminate rule with the queues: the reply ends the run only when no message waits for the model. */
+const endsRun = (c: ModelContext, waiting: number): boolean => c.reply !== undefined && (c.stopped || (waiting === 0 && c.slots.every((s) => s.terminate)));
+const finishes = (c: ModelContext): boolean => endsRun(c, c.inbox + c.steer.length + c.followUps.length);
+/** The final output: a stopped reply's text, a text reply's, or the terminating results. */
+const outputOf = (c: ModelContext): string =>
+  c.replayCompleted ? STORED_OUTPUT : c.stopped || c.slots.length === 0 ? (REPLY_CONTENT[c.reply as ReplyKind] ?? REPLY_TEXT) : c.slots.map((s) => `result:${s.id}`).join('\n');
+/** The typed profile's rule: only the json reply is valid. */
+const outputBad = (c: ModelContext): boolean => profile(c).typed === true && finishes(c) && c.reply !== 'json';
+const hasEndChecks = (c: ModelContext): boolean => profile(c).hooks === true || profile(c).guarded === true;
 
 /** An effect as an XState action: applied to a copy of the context, then the raised events in order. */
 const effect = (fn: Effect) =>
@@ -138,6 +165,12 @@ function admitCalls(c: ModelContext): Raised[] {
       c.cursor++;
       continue;
     }
+    if (slot.state === 'cleared') {
+      if (!capacity(c)) return verdict('full');
+      c.cursor++;
+      later.push(...dispatch(c, slot));
+      continue;
+    }
     if (!slot.counted) c.toolCalls++;
     slot.counted = true;
     if (callsOver(c)) {
@@ -164,6 +197,10 @@ function admitCalls(c: ModelContext): Raised[] {
       claim(c, slot);
       return verdict('alone');
     }
+    if (!capacity(c)) {
+      slot.state = 'cleared';
+      return verdict('full');
+    }
     c.cursor++;
     later.push(...dispatch(c, slot));
   }
@@ -171,7 +208,7 @@ function admitCalls(c: ModelContext): Raised[] {
 }
 
 function closeOpen(c: ModelContext, cls: ResultClass, includeRunning: boolean): void {
-  for (const slot of c.slots) if (slot.state === 'pending' || (includeRunning && slot.state === 'dispatched')) settle(c, slot, cls);
+  for (const slot of c.slots) if (slot.state === 'pending' || slot.state === 'cleared' || (includeRunning && slot.state === 'dispatched')) settle(c, slot, cls);
   c.cursor = c.slots.length;
 }
 
@@ -187,13 +224,22 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
   noToolCalls: ({ context }) => context.slots.length === 0,
   approvalDenied: ({ event }) => !(event.output as { approved: boolean }).approved,
   currentCallRunsAlone: ({ context }) => runsAlone(current(context).kind),
+  editsInvalid: ({ event }) => (event.output as { badEdits?: boolean }).badEdits === true,
   nothingInFlight: ({ context }) => !context.slots.some((s) => s.state === 'dispatched'),
+  hasCapacity: ({ context }) => capacity(context),
+  atCapacity: ({ context }) => !capacity(context),
   resultsCancelRun: ({ event }) => (event.results as Array<{ cancel: boolean }>).some((r) => r.cancel),
   stopRequested: ({ context }) => context.stop !== undefined,
   spendOverBudget: ({ context }) => tokensOver(context) || callsOver(context),
   checkpointing: ({ context }) => profile(context).checkpoint === true,
   // Terminate rule: no calls, or every result of the batch terminates; a waiting message gives another turn.
-  runFinished: ({ context }) => context.inbox === 0 && context.reply !== undefined && context.slots.every((s) => s.terminate),
+  runFinished: ({ context }) => finishes(context),
+  replyRetried: ({ context, event }) => profile(context).hooks === true && (event.output as { reply: ReplyKind }).reply === 'retryMe',
+  replyStops: ({ context }) => context.stopped,
+  outputNeedsRepair: ({ context }) => outputBad(context) && !context.repairUsed,
+  outputInvalid: ({ context }) => outputBad(context) && context.repairUsed,
+  endChecksPending: ({ context }) => finishes(context) && hasEndChecks(context),
+  endHookContinues: ({ event }) => (event.output as string[]).length > 0,
   handoffPending: ({ context }) => context.pendingHandoff !== undefined,
   noSession: ({ context }) => profile(context).session !== true,
 };
@@ -209,15 +255,40 @@ const effects: Record<string, Effect> = {
   failWithRestoreError: (c) => void (c.failure ??= 'TroupeError'),
   failWithTurnLimit: (c) => void (c.failure ??= c.turn + 1 > maxTurns(c) ? 'MaxTurnsExceeded' : 'BudgetExceeded'),
   startTurn: (c) => {
-    Object.assign(c, { turn: c.turn + 1, slots: [], cursor: 0, reply: undefined, claimedHandoff: false, inbox: 0 });
-    c.log.push('turn_started');
+    // Follow-ups are due only when the turn before would have ended the run without them.
+    const followUpsDue = c.followUps.length > 0 && endsRun(c, c.inbox + c.steer.length);
+    const injected = c.inbox + c.steer.length + (followUpsDue ? c.followUps.length : 0);
+    Object.assign(c, { turn: c.turn + 1, slots: [], cursor: 0, reply: undefined, claimedHandoff: false, inbox: 0, steer: [], followUps: followUpsDue ? [] : c.followUps, stopped: false });
+    c.log.push('turn_started', ...Array.from({ length: injected }, () => 'user_message_injected'));
   },
+  queueSteer: (c, e) => void (e.queue === 'steer' ? c.steer : c.followUps).push(e.id as string),
+  withdrawSteer: (c, e) => {
+    c.steer = c.steer.filter((id) => id !== e.id);
+    c.followUps = c.followUps.filter((id) => id !== e.id);
+  },
+  holdApproved: (c) => void (current(c).state = 'cleared'),
+  // Approved without edits in the model's stimuli except approveBadEdits: nothing to apply.
+  applyEdits: () => undefined,
+  rejectInvalidEdits: (c) => settle(c, c.slots[c.cursor++]!, 'badEdits'),
+  discardReply: (c) => {
+    c.tokens += REPLY_TOKENS;
+    c.log.push('text_delta', 'output_discarded');
+  },
+  closeStoppedCalls: (c) => closeOpen(c, 'notRun', false),
+  queueRepair: (c) => {
+    c.repairUsed = true;
+    c.inbox++;
+  },
+  failWithOutputError: (c) => void (c.failure ??= 'OutputValidationError'),
+  queueEndMessages: (c, e) => void (c.inbox += (e.output as string[]).length),
+  failWithEndError: (c) => void (c.failure ??= 'GuardrailTripped'),
   recordReply: (c, e) => {
     const reply = (e.output as { reply: ReplyKind }).reply;
     c.tokens += REPLY_TOKENS;
     c.reply = reply;
     c.slots = REPLIES[reply].map((kind, i) => ({ kind, id: callId(c.turn, i), state: 'pending', terminate: false, counted: false }));
-    if (reply === 'text') c.log.push('text_delta');
+    c.stopped = profile(c).hooks === true && reply === 'stopMe';
+    if (REPLY_CONTENT[reply]) c.log.push('text_delta');
     c.log.push('message_completed');
   },
   failWithModelError: (c) => void (c.failure ??= 'ModelError'),
@@ -265,7 +336,7 @@ const effects: Record<string, Effect> = {
   failWithCheckpointError: (c) => void (c.failure ??= 'TroupeError'),
   failWithSessionError: (c) => void (c.failure ??= 'TroupeError'),
   emitCompleted: (c) => {
-    c.output = c.replayCompleted ? STORED_OUTPUT : c.slots.length === 0 ? REPLY_TEXT : c.slots.map((s) => `result:${s.id}`).join('\n');
+    c.output = outputOf(c);
     c.log.push('run_completed');
   },
   emitFailed: (c) => {
@@ -314,7 +385,15 @@ const raise = (type: string, extra: Record<string, unknown> = {}) => env(() => [
 export const envHandlers = {
   'env.launch': env((c, e) => {
     c.profile = e.profile as ProfileName;
-    return [...(profile(c).cancelFirst ? [{ type: 'CANCEL' }] : []), { type: 'START' }];
+    const steering: Raised[] = profile(c).steered
+      ? [
+          { type: 'steer.add', queue: 'steer', id: 'steer_1' },
+          { type: 'steer.add', queue: 'follow_up', id: 'followup_2' },
+          { type: 'steer.add', queue: 'steer', id: 'steer_3' },
+          { type: 'steer.remove', id: 'steer_3' },
+        ]
+      : [];
+    return [...steering, ...(profile(c).cancelFirst ? [{ type: 'CANCEL' }] : []), { type: 'START' }];
   }),
   'env.loadOk': env((c) => {
     restore(c);
@@ -325,10 +404,16 @@ export const envHandlers = {
   'env.modelFail': raise('xstate.error.actor.model', { error: 'model failed' }),
   'env.approve': raise('xstate.done.actor.approval', { output: { approved: true } }),
   'env.deny': raise('xstate.done.actor.approval', { output: { approved: false } }),
+  'env.approveBadEdits': raise('xstate.done.actor.approval', { output: { approved: true, badEdits: true } }),
   'env.settle': env((c, e) => settleStep(c, e.index as number)),
   'env.storeOk': raise('xstate.done.actor.checkpoint'),
   'env.storeFail': raise('xstate.error.actor.checkpoint', { error: 'write failed' }),
   'env.sessionOk': raise('xstate.done.actor.session'),
   'env.sessionFail': raise('xstate.error.actor.session', { error: 'write failed' }),
   'env.cancel': raise('CANCEL'),
+  // The run-end checks (gate 'end'): the guarded profile's guardrail trips; the hooked profile's onRunEnd continues once.
+  'env.endDone': env((c) => {
+    if (profile(c).guarded) return [{ type: 'xstate.error.actor.runEnd', error: 'tripped' }];
+    return [{ type: 'xstate.done.actor.runEnd', output: c.ends++ === 0 ? ['more'] : [] }];
+  }),
 };

@@ -72,6 +72,14 @@ export const REPLIES = {
   budgetTool: ['budgetTool'],
   nested: ['nested'],
   overlap: ['waiter', 'gated', 'ok'],
+  // With maxConcurrentToolCalls 1: the approval may come while the first call still runs.
+  overlapGated: ['ok', 'gated'],
+  // Text 'retry-me': the hooked profile's afterModelResponse asks for a retry.
+  retryMe: [],
+  // Text 'stop-me' with a call: the hooked profile's afterModelResponse stops the run.
+  stopMe: ['ok'],
+  // Text '{"ok":true}': valid for the typed profile's outputType (plain 'done' is not JSON).
+  json: [],
 } as const satisfies Record<string, readonly CallKind[]>;
 
 export type ReplyKind = keyof typeof REPLIES;
@@ -80,6 +88,8 @@ export type ReplyKind = keyof typeof REPLIES;
 export const REPLY_TOKENS = 2;
 /** Text of a reply without calls; also the run's output. */
 export const REPLY_TEXT = 'done';
+/** The text each reply kind carries (empty: none). */
+export const REPLY_CONTENT: Partial<Record<ReplyKind, string>> = { text: REPLY_TEXT, retryMe: 'retry-me', stopMe: 'stop-me', json: '{"ok":true}' };
 
 export type StoredRun = 'none' | 'completed' | 'openTurn';
 
@@ -94,6 +104,18 @@ export interface Profile {
   readonly maxTurns?: number;
   readonly maxToolCalls?: number;
   readonly maxTotalTokens?: number;
+  readonly maxConcurrentToolCalls?: number;
+  /**
+   * Before START the caller queues steer 's1', follow-up 'f1' and steer 's2', then withdraws
+   * 's2' (ids steer_1, followup_2, steer_3): covers steer.add / steer.remove and injection.
+   */
+  readonly steered?: boolean;
+  /** afterModelResponse (retry on 'retry-me', stop on 'stop-me') and onRunEnd (continues once with 'more'; waits at gate 'end'). */
+  readonly hooks?: boolean;
+  /** outputType z.object({ ok: z.literal(true) }): 'done' is invalid (repair turn), 'json' valid. */
+  readonly typed?: boolean;
+  /** An output guardrail that trips (waits at gate 'end'). */
+  readonly guarded?: boolean;
   /** Reply kinds the model may give, by turn; a turn not listed gets none (the run must end before). */
   readonly replies?: Readonly<Record<number, readonly ReplyKind[]>>;
   /** Not offered to the traversal: only a named test launches it (see run-chart.model.test.ts). */
@@ -119,6 +141,13 @@ export const PROFILES = {
   resumeBudget: { checkpoint: true, stored: 'openTurn', maxToolCalls: 2, replies: { 2: ['text'] }, explicit: true },
   nested: { maxToolCalls: 3, replies: { 1: ['nested'], 2: ['text'] } },
   overlap: { replies: { 1: ['overlap'], 2: ['text'] } },
+  // One call in flight at a time: the next cleared call waits (throttled) for a free slot.
+  throttled: { maxConcurrentToolCalls: 1, replies: { 1: ['pair', 'overlapGated'], 2: ['text'] } },
+  // Turn 1 sees the steer; its text reply would end the run, so turn 2 takes the follow-up.
+  steered: { steered: true, replies: { 1: ['text'], 2: ['text'] } },
+  hooked: { hooks: true, replies: { 1: ['retryMe', 'stopMe', 'text'], 2: ['text'], 3: ['text'] } },
+  typed: { typed: true, replies: { 1: ['text', 'json'], 2: ['text', 'json'] } },
+  guarded: { guarded: true, replies: { 1: ['text'] } },
 } as const satisfies Record<string, Profile>;
 
 export type ProfileName = keyof typeof PROFILES;
@@ -149,7 +178,8 @@ export type ResultClass =
   | 'cancelled'
   | 'toolError'
   | 'agentFailed'
-  | 'agentOk';
+  | 'agentOk'
+  | 'badEdits';
 
 /**
  * What the sub-runs of an agent-as-tool call do, as the spec says (written by hand from

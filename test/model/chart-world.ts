@@ -10,7 +10,7 @@ import { MemorySession, type Session } from '../../src/store/session.js';
 import { toolResult } from '../../src/tools/result.js';
 import { tool, type Tool, type ToolPolicy } from '../../src/tools/tool.js';
 import type { Message, RunEvent } from '../../src/types.js';
-import { REPLIES, REPLY_TEXT, STORED_OPEN_TURN, STORED_OUTPUT, TOOL_NAME, callId, profileOf, type ProfileName, type ReplyKind, type ResultClass } from './chart-spec.js';
+import { REPLIES, REPLY_CONTENT, STORED_OPEN_TURN, STORED_OUTPUT, TOOL_NAME, callId, profileOf, type ProfileName, type ReplyKind, type ResultClass } from './chart-spec.js';
 
 /**
  * The concrete side of the run-chart model: agents, tools, model, stores and session for
@@ -84,7 +84,8 @@ export class HeldModel implements Model {
     const p = (this.pending = deferred());
     const { reply, turn } = (await p.promise) as { reply: ReplyKind; turn: number };
     const kinds = REPLIES[reply];
-    if (kinds.length === 0) yield { type: 'text_delta', delta: REPLY_TEXT };
+    const content = REPLY_CONTENT[reply];
+    if (content) yield { type: 'text_delta', delta: content };
     for (const [i, kind] of kinds.entries()) {
       const args = kind === 'badJson' ? '{' : kind === 'nested' || kind === 'waiter' ? JSON.stringify({ input: 'go' }) : '{}';
       yield { type: 'tool_call', call: { id: callId(turn, i), name: TOOL_NAME[kind], arguments: args } };
@@ -233,7 +234,24 @@ export function buildWorld(profile: ProfileName): World {
     gatedTool(handoff(other)),
     gatedTool(handoff(other, { name: 'bad_transfer', inputFilter: () => { throw new Error('filter broke'); } })),
   ];
-  const agent = new Agent({ name: 'main', model, tools, handoffs, approvalHandler: ask });
+  let ends = 0;
+  const agent = new Agent({
+    name: 'main', model, tools, handoffs, approvalHandler: ask,
+    ...(p.hooks
+      ? {
+          hooks: {
+            afterModelResponse: (reply) => (reply.content === 'retry-me' ? { retry: true } : reply.content === 'stop-me' ? { stop: true } : undefined),
+            // Each run end waits at its own gate (end:1, end:2, …): a resolved gate stays open.
+            onRunEnd: async () => {
+              await gates.wait(`end:${++ends}`);
+              return ends === 1 ? ['more'] : undefined;
+            },
+          },
+        }
+      : {}),
+    ...(p.typed ? { outputType: z.object({ ok: z.literal(true) }) } : {}),
+    ...(p.guarded ? { outputGuardrails: [async () => (await gates.wait('end:1'), { tripwire: true, info: 'no' })] } : {}),
+  });
 
   const store = p.checkpoint ? new HeldStore(gates) : undefined;
   if (store) seed(store.inner, profile);
@@ -244,6 +262,7 @@ export function buildWorld(profile: ProfileName): World {
     ...(Object.keys(budget).length ? { budget } : {}),
     ...(store ? { checkpoint: { store, runId: ROOT_ID } } : {}),
     ...(p.session ? { session: { store: new HeldSession(gates), id: 's1' } } : {}),
+    ...(p.maxConcurrentToolCalls !== undefined ? { maxConcurrentToolCalls: p.maxConcurrentToolCalls } : {}),
   };
   return { agent, options, model, gates, store };
 }
@@ -265,6 +284,7 @@ export function classify(event: Extract<RunEvent, { type: 'tool_call_completed' 
     ['cancelled', true, (o) => o.startsWith('Tool error: run cancelled: ')],
     ['toolError', true, (o) => o === 'Tool error: Run cancelled: tool cancelled'],
     ['agentFailed', true, (o) => o.startsWith("Tool error: agent 'mid' failed: tool call count")],
+    ['badEdits', true, (o) => o === `Tool error: edited arguments for tool '${event.call.name}' must be a JSON object`],
   ];
   const hit = rules.find(([, err, test]) => err === isError && test(output));
   return hit ? hit[0] : `unexpected(${JSON.stringify({ isError, output })})`;

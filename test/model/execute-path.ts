@@ -1,6 +1,7 @@
 import type { TestModel } from 'xstate/graph';
 import { z } from 'zod';
-import { Agent, ScriptedModel, batch, text, tool, type RunEvent, type RunHandle } from '../../src/index.js';
+import { Agent, tool, type RunEvent, type RunHandle } from '../../src/index.js';
+import { ScriptedModel, batch, text } from '../../src/entry/testing.js';
 import type { Launcher } from './harness.js';
 import { serializeTurn, type CallSpec, type CallStatus, type TurnEvent, type TurnPath, type TurnSnapshot } from './turn-model.js';
 

@@ -4,7 +4,8 @@
  * for the barrier check) and every approval decision this test makes is recorded by `n`.
  */
 import { z } from 'zod';
-import { Agent, ScriptedModel, batch, text, tool, toolResult } from '../../src/index.js';
+import { Agent, tool, toolResult } from '../../src/index.js';
+import { ScriptedModel, batch, text } from '../../src/entry/testing.js';
 import type { AgentPlan, HandlerPlan, Plan, SlotPlan } from './scenario.js';
 import { needsApproval } from './scenario.js';
 

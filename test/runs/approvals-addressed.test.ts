@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, Runner, ScriptedModel, UserError, batch, call, text, tool, type RunEvent } from '../../src/index.js';
+import { Agent, Runner, UserError, tool, type RunEvent } from '../../src/index.js';
+import { ScriptedModel, batch, call, text } from '../../src/entry/testing.js';
 import { collect, completed, flush } from '../helpers.js';
 
 /** A refund tool that records which amounts really ran; every refund needs an approval. */

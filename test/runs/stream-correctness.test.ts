@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { Agent, RunCancelled, Runner, ScriptedModel, batch, call, text, tool, toolResult, type RunEvent } from '../../src/index.js';
+import { Agent, RunCancelled, Runner, tool, toolResult, type RunEvent } from '../../src/index.js';
+import { ScriptedModel, batch, call, text } from '../../src/entry/testing.js';
 import { collect, deferred, flush, trace } from '../helpers.js';
 
 const noop = tool({ name: 'noop', description: 'd', parameters: z.object({}), execute: () => 'ok' });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, BudgetExceeded, RunCancelled, Runner, ScriptedModel, batch, call, text, tool, type RunEvent } from '../../src/index.js';
+import { Agent, BudgetExceeded, RunCancelled, Runner, tool, type RunEvent } from '../../src/index.js';
+import { ScriptedModel, batch, call, text } from '../../src/entry/testing.js';
 import { collect, completed, deferred, flush } from '../helpers.js';
 
 describe('runs talk by messages', () => {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { Agent, ScriptedModel, batch, call, text, tool } from '../../src/index.js';
+import { Agent, tool } from '../../src/index.js';
+import { ScriptedModel, batch, call, text } from '../../src/entry/testing.js';
 import { deferred, type Deferred } from '../helpers.js';
 
 export const add = tool({

@@ -204,14 +204,19 @@ describe('inspection: definitions and sanitising', () => {
     const replied = findNode(root, 'run.turn.replied')!;
     expect(replied.transitions.map((t) => [t.kind, t.guard ?? null, t.targets[0]])).toEqual([
       ['always', 'replyOverBudget', 'run.stopping'],
+      ['always', 'replyStops', 'run.turn.afterTools'],
       ['always', 'noToolCalls', 'run.turn.afterTools'],
       ['always', null, 'run.turn.executing'],
     ]);
     const model = findNode(root, 'run.turn.model')!;
     expect(model.invoke).toEqual([{ id: 'model', src: 'modelTurn' }]);
-    expect(model.transitions.find((t) => t.kind === 'done')).toMatchObject({ event: 'xstate.done.actor.model', targets: ['run.turn.replied'], actions: ['recordReply'] });
+    expect(model.transitions.filter((t) => t.kind === 'done').map((t) => [t.guard ?? null, t.targets[0], t.actions])).toEqual([
+      ['replyRetried', 'run.turn', ['discardReply']],
+      [null, 'run.turn.replied', ['recordReply']],
+    ]);
     expect(findNode(root, 'run.turn.executing')!.initial).toBe('run.turn.executing.preflight');
-    expect(findNode(root, 'run.turn.next')!.transitions[0]).toMatchObject({ kind: 'always', targets: ['run.turn'], reenter: true });
+    // The last turnEnd transition re-enters the turn (the next turn starts at checkLimits).
+    expect(findNode(root, 'run.turn.turnEnd')!.transitions.at(-1)).toMatchObject({ kind: 'always', targets: ['run.turn'], reenter: true });
     expect(findNode(root, 'run.completed')!).toMatchObject({ type: 'final', entry: ['emitCompleted'] });
     expect(JSON.parse(JSON.stringify(root))).toEqual(root);
     expect(activeStateIds(getRunMachine() as never, { turn: { executing: { barrier: 'runningAlone' } } })).toEqual([

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { serve } from '../../src/cli/serve.js';
-import { SqliteCheckpointStore } from '../../src/index.js';
+import { SqliteCheckpointStore } from '../../src/entry/sqlite.js';
 import { call, openSse } from './helpers.js';
 
 describe('troupe serve', () => {

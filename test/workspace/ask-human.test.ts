@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, RunCancelled, Runner, ScriptedModel, batch, call, text, tool, type RunContext } from '../../src/index.js';
+import { Agent, RunCancelled, Runner, tool, type RunContext } from '../../src/index.js';
+import { ScriptedModel, batch, call, text } from '../../src/entry/testing.js';
 import { askHuman } from '../../src/tools/ask-human.js';
 import { collect, completed, deferred, trace } from '../helpers.js';
 

@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Agent, Runner, ScriptedModel, UserError, batch, call, text, type RunEvent, type Tool } from '../../src/index.js';
+import { Agent, Runner, UserError, type RunEvent, type Tool } from '../../src/index.js';
+import { ScriptedModel, batch, call, text } from '../../src/entry/testing.js';
 import { decideWorkspacePolicy, workspaceTools, type WorkspacePolicy } from '../../src/tools/workspace/index.js';
 import { collect, completed, trace } from '../helpers.js';
 

@@ -1,0 +1,2 @@
+/** `troupe/mcp`: tools from Model Context Protocol servers (the SDK loads on first connect). */
+export * from '../mcp/index.js';

@@ -1,0 +1,80 @@
+import type { ZodType } from 'zod';
+import type { Tool } from './tools/tool.js';
+import type { AssistantMessage, Message, ToolCallRequest, Usage } from './types.js';
+
+/** What every hook and guardrail is told about the run it runs in. */
+export interface HookContext<Deps = any> {
+  readonly runId: string;
+  readonly agent: { readonly name: string };
+  readonly turn: number;
+  readonly deps: Deps;
+  /** Read-only view of the transcript. */
+  readonly transcript: readonly Message[];
+  readonly usage: Readonly<Usage>;
+}
+
+/** The part of a model request `beforeModelCall` may change (for this request only). */
+export interface ModelCallView {
+  readonly system: string;
+  readonly messages: readonly Message[];
+}
+
+/** What `afterModelResponse` may ask for; undefined keeps the reply. */
+export type AfterModelResponse =
+  /** Discard this reply and ask the model again (a new turn: counted against maxTurns). */
+  | { readonly retry: true }
+  /** Keep the reply and give the model these user messages at its next request (the run goes on). */
+  | { readonly inject: readonly string[] }
+  /** Keep the reply's text as the final output and end the run; its tool calls do not run. */
+  | { readonly stop: true };
+
+/** A call as `beforeToolCall` and `afterToolCall` see it. */
+export interface HookedCall {
+  readonly call: ToolCallRequest;
+  readonly tool: Tool;
+  /** Validated arguments. */
+  readonly args: unknown;
+}
+
+/** A call's result as `afterToolCall` sees it. */
+export interface HookedResult {
+  readonly output: string;
+  readonly isError: boolean;
+  readonly result: unknown;
+}
+
+/**
+ * Hooks on an agent. Each may be async. Several hook objects (`hooks: [a, b]`) compose in
+ * order: request views pass from one to the next; the first `block`, `retry` or `stop` wins.
+ * Model-side hooks (beforeModelCall, afterModelResponse, onRunEnd) that throw fail the run
+ * with a HookError; tool-side hooks (beforeToolCall, afterToolCall) that throw give the call
+ * an error result. A hook never hangs the run past its own promise.
+ */
+export interface AgentHooks<Deps = any> {
+  /** May return a changed view of the request (view only: the transcript and the log never change). */
+  beforeModelCall?(request: ModelCallView, ctx: HookContext<Deps>): void | Partial<ModelCallView> | Promise<void | Partial<ModelCallView>>;
+  afterModelResponse?(reply: AssistantMessage, ctx: HookContext<Deps>): void | AfterModelResponse | Promise<void | AfterModelResponse>;
+  /** `{ block: reason }` gives the call an error result without running it (the completion event has `blockedBy`). Runs before the approval. */
+  beforeToolCall?(call: HookedCall, ctx: HookContext<Deps>): void | { readonly block: string } | Promise<void | { readonly block: string }>;
+  /** May change what the model sees of the result. */
+  afterToolCall?(call: HookedCall, result: HookedResult, ctx: HookContext<Deps>): void | Partial<Pick<HookedResult, 'output' | 'isError'>> | Promise<void | Partial<Pick<HookedResult, 'output' | 'isError'>>>;
+  /** Runs when the run would complete; returning user messages continues the run with them. */
+  onRunEnd?(result: { readonly output: string; readonly finalOutput: unknown }, ctx: HookContext<Deps>): void | readonly string[] | Promise<void | readonly string[]>;
+}
+
+/** A guardrail's verdict: a tripwire ends the run with GuardrailTripped (info attached). */
+export interface GuardrailVerdict {
+  readonly tripwire: boolean;
+  readonly info?: unknown;
+}
+
+/** Checks the run's input (its messages) or its final output. May be async; a throw trips it. */
+export type Guardrail<Value = unknown, Deps = any> = (value: Value, ctx: HookContext<Deps>) => GuardrailVerdict | Promise<GuardrailVerdict>;
+
+/** Agent options for structured output and guardrails. */
+export interface OutputOptions<Deps = any> {
+  /** The final reply must be JSON that parses and validates: result.finalOutput is the parsed value. One repair turn, then OutputValidationError. */
+  outputType?: ZodType;
+  inputGuardrails?: readonly Guardrail<readonly Message[], Deps>[];
+  outputGuardrails?: readonly Guardrail<unknown, Deps>[];
+}

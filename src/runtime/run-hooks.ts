@@ -1,0 +1,99 @@
+import type { Agent } from '../agent.js';
+import { GuardrailTripped, HookError } from '../errors.js';
+import type { AfterModelResponse, Guardrail, HookContext, HookedCall, HookedResult, ModelCallView } from '../hooks.js';
+import type { AssistantMessage } from '../types.js';
+import type { RunState } from './run-state.js';
+
+/** What hooks and guardrails are told about the run (a view; they cannot change the run through it). */
+export function hookContext(state: RunState): HookContext {
+  return { runId: state.runId, agent: state.agentView, turn: state.turn, deps: state.deps, transcript: state.transcript, usage: { ...state.usage } };
+}
+
+/** beforeModelCall hooks in order, each seeing the view the one before returned. @throws HookError */
+export async function shapeRequest(agent: Agent, view: ModelCallView, ctx: HookContext): Promise<ModelCallView> {
+  let current = view;
+  for (const hooks of agent.hooks) {
+    if (!hooks.beforeModelCall) continue;
+    try {
+      const changed = await hooks.beforeModelCall(current, ctx);
+      if (changed) current = { system: changed.system ?? current.system, messages: changed.messages ?? current.messages };
+    } catch (error) {
+      throw new HookError('beforeModelCall', error);
+    }
+  }
+  return current;
+}
+
+/** afterModelResponse hooks in order; the first retry or stop wins, injections add up. @throws HookError */
+export async function judgeReply(agent: Agent, reply: AssistantMessage, ctx: HookContext): Promise<AfterModelResponse | undefined> {
+  const inject: string[] = [];
+  for (const hooks of agent.hooks) {
+    if (!hooks.afterModelResponse) continue;
+    let verdict: AfterModelResponse | void;
+    try {
+      verdict = await hooks.afterModelResponse(reply, ctx);
+    } catch (error) {
+      throw new HookError('afterModelResponse', error);
+    }
+    if (!verdict) continue;
+    if ('retry' in verdict && verdict.retry) return { retry: true };
+    if ('stop' in verdict && verdict.stop) return { stop: true };
+    if ('inject' in verdict) inject.push(...verdict.inject.map(String));
+  }
+  return inject.length ? { inject } : undefined;
+}
+
+/** beforeToolCall hooks in order; the first block wins. Throws what a hook threw (the caller makes it the call's error). */
+export async function blockReason(agent: Agent, call: HookedCall, ctx: HookContext): Promise<string | undefined> {
+  for (const hooks of agent.hooks) {
+    const verdict = await hooks.beforeToolCall?.(call, ctx);
+    if (verdict && typeof verdict.block === 'string') return verdict.block;
+  }
+  return undefined;
+}
+
+/** afterToolCall hooks in order, each seeing the result the one before returned. Throws what a hook threw. */
+export async function reshapeResult(agent: Agent, call: HookedCall, result: HookedResult, ctx: HookContext): Promise<HookedResult> {
+  let current = result;
+  for (const hooks of agent.hooks) {
+    const changed = await hooks.afterToolCall?.(call, current, ctx);
+    if (changed) current = { ...current, output: changed.output ?? current.output, isError: changed.isError ?? current.isError };
+  }
+  return current;
+}
+
+/** onRunEnd hooks in order; their messages continue the run. @throws HookError */
+export async function runEndMessages(agent: Agent, result: { output: string; finalOutput: unknown }, ctx: HookContext): Promise<string[]> {
+  const messages: string[] = [];
+  for (const hooks of agent.hooks) {
+    if (!hooks.onRunEnd) continue;
+    try {
+      const more = await hooks.onRunEnd(result, ctx);
+      if (more) messages.push(...more.map(String));
+    } catch (error) {
+      throw new HookError('onRunEnd', error);
+    }
+  }
+  return messages;
+}
+
+/** Runs guardrails in parallel; the first tripwire (or throw) rejects with GuardrailTripped. */
+export async function checkGuardrails<V>(kind: 'input' | 'output', guardrails: readonly Guardrail<V>[], value: V, ctx: HookContext): Promise<void> {
+  await Promise.all(
+    guardrails.map(async (guardrail, index) => {
+      const name = guardrail.name || `#${index + 1}`;
+      let verdict;
+      try {
+        verdict = await guardrail(value, ctx);
+      } catch (error) {
+        throw new GuardrailTripped(kind, name, { error: error instanceof Error ? error.message : String(error) });
+      }
+      if (verdict?.tripwire) throw new GuardrailTripped(kind, name, verdict.info);
+    }),
+  );
+}
+
+/** Whether any hook object of the agent has this hook (so the chart takes its slower path only when needed). */
+export function hasHook(agent: Agent, name: 'beforeModelCall' | 'afterModelResponse' | 'beforeToolCall' | 'afterToolCall' | 'onRunEnd'): boolean {
+  return agent.hooks.some((h) => typeof h[name] === 'function');
+}

@@ -1,0 +1,61 @@
+import type { IncomingMessage } from 'node:http';
+import { UserError } from '../errors.js';
+import { HttpError, parseJsonObject } from './http.js';
+import type { RunRegistry, ServerRun } from './runs.js';
+
+/** Longest steer text and answer the API takes. */
+const MAX_TEXT = 20_000;
+const MAX_CHOICES = 100;
+
+function liveRun(registry: RunRegistry, runId: string): ServerRun {
+  const run = registry.get(runId);
+  if (!run) throw new HttpError(404, 'run_not_found', `No run '${runId}'.`);
+  if (run.finished) throw new HttpError(409, 'run_finished', `Run '${run.id}' has already finished (${run.status}).`);
+  return run;
+}
+
+/**
+ * `POST /api/chat/steer {runId, text, queue?: "steer" | "follow_up"}`: a user message for the
+ * run's next model request (or, as a follow-up, for when it would end). Answers the message id.
+ */
+export function steerRun(registry: RunRegistry, text: string, req: IncomingMessage): { status: number; body: unknown } {
+  const body = parseJsonObject(text, req, {
+    runId: { type: 'string', nonEmpty: true },
+    text: { type: 'string', nonEmpty: true, maxLength: MAX_TEXT },
+    queue: { type: 'enum', values: ['steer', 'follow_up'], optional: true },
+  });
+  const run = liveRun(registry, body.runId!);
+  const id = body.queue === 'follow_up' ? run.handle.followUp(body.text!) : run.handle.steer(body.text!);
+  return { status: 202, body: { runId: run.id, id, queue: body.queue ?? 'steer' } };
+}
+
+/**
+ * `POST /api/chat/answer {runId, requestId, answer}`: answers a question an askHuman tool asked
+ * through the run (`human_request`). `answer` is a string, or an array of options for a
+ * multi-select. 404 when nothing waits under that id; 400 `invalid_answer` when it does not fit.
+ */
+export function answerQuestion(registry: RunRegistry, text: string, req: IncomingMessage): { status: number; body: unknown } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    raw = undefined;
+  }
+  const answer = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>).answer : undefined;
+  // The string fields go through the shared checks; the answer (string or list) is checked here.
+  const rest = raw && typeof raw === 'object' && !Array.isArray(raw) ? JSON.stringify({ ...(raw as object), answer: undefined }) : text;
+  const body = parseJsonObject(rest, req, { runId: { type: 'string', nonEmpty: true }, requestId: { type: 'string', nonEmpty: true }, answer: { type: 'string', optional: true } });
+  if (answer === undefined) throw new HttpError(400, 'missing_field', "Missing field 'answer'.");
+  const ok = typeof answer === 'string' ? answer.length <= MAX_TEXT : Array.isArray(answer) && answer.length <= MAX_CHOICES && answer.every((a) => typeof a === 'string' && a.length <= MAX_TEXT);
+  if (!ok) throw new HttpError(400, 'invalid_field', `Field 'answer' must be a string or an array of at most ${MAX_CHOICES} strings.`);
+  const run = liveRun(registry, body.runId!);
+  let answered: boolean;
+  try {
+    answered = run.handle.humans.answer(body.requestId!, answer as string | string[]);
+  } catch (error) {
+    if (error instanceof UserError) throw new HttpError(400, 'invalid_answer', error.message);
+    throw error;
+  }
+  if (!answered) throw new HttpError(404, 'question_not_found', `No question '${body.requestId}' is waiting in run '${run.id}'.`);
+  return { status: 200, body: { runId: run.id, requestId: body.requestId, answer } };
+}

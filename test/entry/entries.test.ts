@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+// dist/ is built by `npm install` / `npm ci` (the prepare script) or `npm run build`.
+import { describe, expect, it } from 'vitest';
+
+/** What importing one specifier of the built package loads under plain node (see probe.mjs). */
+interface Loaded {
+  readonly exports: string[];
+  /** This package's files, relative to dist/. */
+  readonly files: string[];
+  /** Dependencies that were loaded, by package name. */
+  readonly packages: string[];
+  /** Native addons (.node shared objects) in the process. */
+  readonly addons: string[];
+}
+
+const probe = fileURLToPath(new URL('./probe.mjs', import.meta.url));
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+async function load(specifier: string, ...args: string[]): Promise<Loaded> {
+  const { stdout } = await promisify(execFile)(process.execPath, [probe, specifier, ...args], { cwd: root, encoding: 'utf8' });
+  return JSON.parse(stdout) as Loaded;
+}
+
+/** Top-level areas of dist/ (a directory or a root file) that some loaded file is in. */
+const areas = (loaded: Loaded): string[] => [...new Set(loaded.files.map((file) => file.split('/')[0]!))].sort();
+
+// Where other work changes files inside an area (the runtime, the server, OTel), the area
+// list is asserted exactly; the small entries' file lists are asserted exactly.
+describe('package entry points (built dist, plain node)', () => {
+  it('troupe: the core, with no native module, no server, no MCP or AI SDK code and no test double', async () => {
+    const loaded = await load('troupe');
+    expect(loaded.exports).toEqual([
+      'Agent', 'BudgetExceeded', 'CHECKPOINT_SCHEMA_VERSION', 'GuardrailTripped', 'HookError', 'InvalidToolArguments', 'MaxTurnsExceeded', 'MemoryCheckpointStore',
+      'MemorySession', 'ModelError', 'OutputValidationError', 'RunCancelled', 'RunHandle', 'Runner', 'SESSION_SCHEMA_VERSION', 'ScriptExhausted', 'ToolError',
+      'ToolTimeout', 'TroupeError', 'UserError', 'agentAsTool', 'askHuman', 'checkJsonSchema', 'createServer', 'decideWorkspacePolicy',
+      'exportRun', 'getRunMachine', 'handoff', 'mcp', 'parseRunExport', 'rawTool', 'startDemoServer', 'tool', 'toolResult', 'workspaceTools',
+    ]);
+    expect(loaded.packages).toEqual(['nanoid', 'xstate', 'zod']);
+    expect(loaded.addons).toEqual([]);
+    // otel/: the `tracer` run option's code; @opentelemetry/api itself is not loaded.
+    expect(areas(loaded)).toEqual([
+      'actors', 'agent.js', 'deprecated.js', 'errors.js', 'handoff', 'index.js', 'machines', 'otel', 'rules', 'runtime', 'store', 'tools', 'types.js',
+    ]);
+    expect(loaded.files.filter((file) => file.startsWith('store/'))).toEqual(['store/checkpoint-store.js', 'store/format.js', 'store/session.js']);
+  });
+
+  it('troupe/testing: the scripted model only', async () => {
+    const loaded = await load('troupe/testing');
+    expect(loaded.exports).toEqual(['ScriptedModel', 'batch', 'call', 'text']);
+    expect(loaded.files).toEqual(['entry/testing.js', 'errors.js', 'models/scripted.js']);
+    expect(loaded.packages).toEqual([]);
+  });
+
+  it('troupe/sqlite: better-sqlite3, whose addon loads when a database opens (which the probe can see)', async () => {
+    const loaded = await load('troupe/sqlite');
+    expect(loaded.exports).toEqual(['SqliteCheckpointStore', 'SqliteSession']);
+    expect(loaded.files).toEqual([
+      'entry/sqlite.js', 'errors.js', 'store/checkpoint-store.js', 'store/format.js', 'store/session.js',
+      'store/sqlite-checkpoint-store.js', 'store/sqlite-session.js', 'store/sqlite.js',
+    ]);
+    expect(loaded.packages).toEqual(['better-sqlite3']);
+    expect(loaded.addons).toEqual([]);
+    // The control for every `addons: []` above and below: an open database shows up.
+    expect((await load('troupe/sqlite', '--open-sqlite')).addons).toEqual(['better_sqlite3.node']);
+  });
+
+  it('troupe/server: the HTTP server and inspection feed, without SQLite or the demo models', async () => {
+    const loaded = await load('troupe/server');
+    expect(loaded.exports).toEqual([
+      'InspectionFeed', 'UIMessageChunkMapper', 'UI_MESSAGE_STREAM_HEADERS', 'UI_STREAM_DONE_FRAME', 'banner', 'createServer',
+      'parentToolCallId', 'serializeRunEvent', 'startDemoServer', 'toUIMessageStream', 'uiChunkFrame',
+    ]);
+    expect(loaded.packages).toEqual(['nanoid', 'xstate', 'zod']);
+    expect(loaded.addons).toEqual([]);
+    // No cli/ and models/: startDemoServer loads the scripted demo when called.
+    expect(areas(loaded)).toEqual([
+      'actors', 'agent.js', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'otel', 'rules', 'runtime', 'server', 'tools', 'types.js',
+    ]);
+  });
+
+  it('troupe/mcp: the MCP tool adapter; the MCP SDK loads on connect', async () => {
+    const loaded = await load('troupe/mcp');
+    expect(loaded.exports).toEqual(['McpConnectionError', 'mcp', 'mcpToolName', 'renderMcpContent']);
+    expect(loaded.files).toEqual(['entry/mcp.js', 'errors.js', 'mcp/index.js', 'mcp/mcp.js', 'tools/raw-tool.js', 'tools/result.js', 'tools/schema.js', 'tools/tool.js']);
+    expect(loaded.packages).toEqual(['zod']);
+  });
+
+  it('troupe/ai-sdk: the AI SDK adapter, its error type and modelFromEnv', async () => {
+    const loaded = await load('troupe/ai-sdk');
+    expect(loaded.exports).toEqual(['AiSdkModel', 'ProviderError', 'aiSdkModel', 'defaultParallelToolCalls', 'modelFromEnv']);
+    expect(loaded.files).toEqual(['cli/model-from-env.js', 'entry/ai-sdk.js', 'errors.js', 'models/ai-sdk.js', 'models/provider-error.js']);
+    expect(loaded.packages).toEqual(['@ai-sdk/openai-compatible', '@ai-sdk/provider', '@ai-sdk/provider-utils', 'eventsource-parser', 'zod']);
+  });
+
+  it('troupe/otel: tracing helpers, with @opentelemetry/api loaded only once a tracer is used', async () => {
+    const loaded = await load('troupe/otel');
+    expect(loaded.exports).toContain('traceRun');
+    expect(loaded.packages).toEqual([]);
+    expect(areas(loaded)).toEqual(['errors.js', 'otel', 'runtime']);
+  });
+});

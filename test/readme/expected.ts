@@ -1,0 +1,33 @@
+/**
+ * What each runnable README/docs block prints: exactly, or a pattern where it prints a
+ * generated token or port. A new runnable block needs an entry here (the key test names
+ * it); the local model answers of no-network.mjs explain the "2+3 = 5 and 40+2 = 42." lines.
+ */
+export const EXPECTED_STDOUT: Record<string, string | RegExp> = {
+  'README.md › A first agent': '2 + 3 = 5\nc1 5\n',
+  'README.md › Tools': '1\n',
+  'README.md › Approvals': 'Refunded A123.\n',
+  // The steer was withdrawn before the model read it: only the follow-up is injected.
+  'README.md › Steering, follow-ups, input and concurrency': 'follow_up Now book the museum.\nBooked. stop\n',
+  'README.md › Multi-agent: handoffs and agents as tools': [
+    'Triage transfer_to_travel_specialist',
+    'Travel specialist ask_research',
+    'Travel specialist > Research weather',
+    'Travel specialist > Research flights',
+    'Travel specialist book_hotel',
+    'Booked.',
+    '',
+  ].join('\n'),
+  'README.md › Models': '',
+  'README.md › Live inspector and HTTP API': /^http:\/\/127\.0\.0\.1:\d+\/#token=([\w-]+) \1\n$/,
+  'README.md › Tracing (OpenTelemetry)': "[\n  'chat scripted',\n  'execute_tool weather',\n  'chat scripted',\n  'invoke_agent Guide'\n]\n",
+  'README.md › Real models, MCP servers and built-in tools': '2+3 = 5 and 40+2 = 42.\n',
+  'README.md › Durable runs and sessions': 'Refunded A123. completed\n',
+  'docs/models-and-mcp.md › A local OpenAI-compatible server (Ollama, vLLM, llama.cpp)':
+    '2+3 = 5 and 40+2 = 42.{ inputTokens: 100, outputTokens: 32, totalTokens: 132, requests: 2 }\n',
+  'docs/models-and-mcp.md › Errors and retries': 'local-qwen\n',
+  'docs/models-and-mcp.md › Tools from raw JSON Schema: `rawTool`': '',
+  'docs/models-and-mcp.md › Workspace tools': '(empty directory)\n',
+  // askHuman's question on stdout, then the answer read from stdin ("Rome").
+  'docs/models-and-mcp.md › `askHuman`': 'Which city?\n> Planning Rome.\n',
+};
