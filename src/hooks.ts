@@ -25,7 +25,7 @@ export type AfterModelResponse =
   | { readonly retry: true }
   /** Keep the reply and give the model these user messages at its next request (the run goes on). */
   | { readonly inject: readonly string[] }
-  /** Keep the reply's text as the final output and end the run; its tool calls do not run. */
+  /** The reply is final: its text is the output and its tool calls do not run (a message already waiting still gets a turn). */
   | { readonly stop: true };
 
 /** A call as `beforeToolCall` and `afterToolCall` see it. */

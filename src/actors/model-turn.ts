@@ -16,8 +16,6 @@ export interface ModelTurnInput {
   shape?(request: Omit<ModelRequest, 'signal'>): Promise<Omit<ModelRequest, 'signal'>>;
   /** afterModelResponse hooks. @throws HookError */
   judge?(reply: ModelReply): Promise<AfterModelResponse | undefined>;
-  /** Input guardrails, run in parallel with this (the first) model call. @throws GuardrailTripped */
-  guard?(): Promise<void>;
 }
 
 export interface ModelReply {
@@ -31,32 +29,12 @@ export interface ModelReply {
 }
 
 /**
- * One model turn: input guardrails (first turn) in parallel with the request, the
- * beforeModelCall view, the stream (deltas forwarded as they arrive), then the
- * afterModelResponse verdict. A tripped guardrail aborts the stream. Aborted when the run
- * leaves the model state. Rejects with ModelError, HookError or GuardrailTripped.
+ * One model turn: the beforeModelCall view, the stream (deltas forwarded as they arrive),
+ * then the afterModelResponse verdict. Aborted when the run leaves the model state.
+ * Rejects with ModelError or HookError.
  */
 export async function streamModelTurn(input: ModelTurnInput, signal: AbortSignal): Promise<ModelReply> {
-  if (!input.guard) return judged(input, await streamReply(input, signal, input.shape ? await input.shape(input.request()) : input.request()));
-  const inner = new AbortController();
-  const forward = (): void => inner.abort(signal.reason);
-  signal.addEventListener('abort', forward, { once: true });
-  let tripped: unknown;
-  const guarding = input.guard().catch((error: unknown) => {
-    tripped = error;
-    inner.abort(error);
-  });
-  try {
-    const request = input.shape ? await input.shape(input.request()) : input.request();
-    const reply = await streamReply(input, inner.signal, request).catch((error: unknown) => {
-      throw tripped ?? error;
-    });
-    await guarding;
-    if (tripped) throw tripped;
-    return await judged(input, reply);
-  } finally {
-    signal.removeEventListener('abort', forward);
-  }
+  return judged(input, await streamReply(input, signal, input.shape ? await input.shape(input.request()) : input.request()));
 }
 
 async function judged(input: ModelTurnInput, reply: ModelReply): Promise<ModelReply> {

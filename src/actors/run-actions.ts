@@ -4,7 +4,7 @@ import { replyViolation, spendViolation, turnStartViolation } from '../rules/lim
 import type { RunMachineContext } from '../machines/run.guards.js';
 import type { ApprovalOutcome } from '../runtime/approvals.js';
 import { applyEdits, cancelFromResults, claimApproved, closeOpenCalls, dispatchAlone, dispatchApproved, holdApproved, recordResults, rejectDenied, rejectInvalidEdits } from '../runtime/run-calls.js';
-import { cancel, emitCompleted, emitFailed, fail, failWithOutputError, queueEndMessages, queueRepair } from '../runtime/run-end.js';
+import { cancel, emitCompleted, emitFailed, fail, failWithGuardrail, failWithOutputError, queueEndMessages, queueRepair } from '../runtime/run-end.js';
 import { foldAncestorSpend, foldChildSpend, type AncestorSpendEvent, type ChildSpendEvent } from '../runtime/run-spend.js';
 import type { HandoffInputFilter } from '../runtime/run-state.js';
 import { applyHandoff, discardReply, endTurn, queueMessage, queueSteer, recordHandoff, recordReply, startRun, startTurn, withdrawSteer } from '../runtime/run-turn.js';
@@ -38,6 +38,11 @@ export const runActions = {
   queueRepair: ({ context }: ActionArgs) => queueRepair(context.run),
   failWithOutputError: ({ context }: ActionArgs) => failWithOutputError(context.run),
   queueEndMessages: (args: ActionArgs) => queueEndMessages(args.context.run, ev<{ output: string[] }>(args).output),
+  markInputChecked: ({ context }: ActionArgs) => void (context.run.inputChecked = true),
+  failWithGuardrail: (args: ActionArgs) => {
+    const error = ev<{ error: unknown }>(args).error;
+    failWithGuardrail(args.context.run, error instanceof Error ? error : new TroupeError(errorText(error)));
+  },
   failWithEndError: (args: ActionArgs) => {
     const error = ev<{ error: unknown }>(args).error;
     fail(args.context.run, error instanceof TroupeError ? error : new TroupeError(`run end checks failed: ${errorText(error)}`, { cause: error }));

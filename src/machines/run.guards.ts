@@ -1,6 +1,6 @@
 import type { ApprovalOutcome } from '../runtime/approvals.js';
 import { currentSlot, cancelFromResults, editedArgs } from '../runtime/run-calls.js';
-import { finishesAfterTurn, outputProblem } from '../runtime/run-end.js';
+import { finishesAfterTurn, inputCheckPending, outputProblem } from '../runtime/run-end.js';
 import { hasHook } from '../runtime/run-hooks.js';
 import type { ModelReply } from '../actors/model-turn.js';
 import type { Agent } from '../agent.js';
@@ -49,8 +49,10 @@ export const runGuards = {
   replyStops: ({ context }: GuardArgs) => context.run.batch.stopped,
   outputNeedsRepair: ({ context }: GuardArgs) => !context.run.repairUsed && outputProblem(context.run) !== undefined,
   outputInvalid: ({ context }: GuardArgs) => context.run.repairUsed && outputProblem(context.run) !== undefined,
-  endChecksPending: ({ context }: GuardArgs) => finishesAfterTurn(context.run) && hasEndChecks(context.run.agent),
-  endHookContinues: ({ event }: GuardArgs) => (event as unknown as { output: string[] }).output.length > 0,
+  endChecksPending: ({ context }: GuardArgs) => finishesAfterTurn(context.run) && (hasEndChecks(context.run.agent) || inputCheckPending(context.run)),
+  // onRunEnd returned messages, or a steer / follow-up arrived while the end checks ran: nothing queued is lost.
+  endHookContinues: ({ context, event }: GuardArgs) =>
+    (event as unknown as { output: string[] }).output.length > 0 || context.run.inbox.length + context.run.steerQueue.length + context.run.followUps.length > 0,
   handoffPending: ({ context }: GuardArgs) => context.run.pendingHandoff !== undefined,
   noSession: ({ context }: GuardArgs) => context.run.options.session === undefined,
 };

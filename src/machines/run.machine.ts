@@ -31,6 +31,9 @@ export type RunMachineEvent =
   | { type: 'steer.add'; queue: 'steer' | 'follow_up'; id: string; text: string }
   /** The caller withdraws a queued message it has not seen injected. */
   | { type: 'steer.remove'; id: string }
+  /** The input guardrails (running beside the first turn) passed, or one tripped. */
+  | { type: 'guardrail.passed' }
+  | { type: 'guardrail.tripped'; error: Error }
   | ToolsSettledEvent
   | PreflightVerdictEvent;
 
@@ -85,6 +88,9 @@ export const runMachine = setup({
     'handoff.request': { actions: 'recordHandoff' },
     'steer.add': { actions: 'queueSteer' },
     'steer.remove': { actions: 'withdrawSteer' },
+    'guardrail.passed': { actions: 'markInputChecked' },
+    // An input guardrail tripped (from any state, tools running or not): the run fails with it.
+    'guardrail.tripped': { target: '.failed', actions: 'failWithGuardrail' },
   },
   states: {
     idle: {

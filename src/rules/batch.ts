@@ -22,15 +22,14 @@ export function batchTerminates(calls: readonly SettledCall[]): boolean {
 }
 
 /**
- * The run is done after this turn: a reply without calls, or a batch that terminates —
- * unless a message is waiting for the model (then it gets another turn).
+ * The run is done after this turn: a reply without calls (or one afterModelResponse
+ * stopped), or a batch that terminates — unless a message is waiting for the model (then it
+ * gets another turn: nothing queued is lost).
  */
 export function runFinishes(reply: AssistantMessage | undefined, calls: readonly SettledCall[], waitingMessages: number, stopped = false): boolean {
-  if (!reply) return false;
-  // afterModelResponse's stop ends the run whatever waits.
-  if (stopped) return true;
-  if (waitingMessages > 0) return false;
-  return reply.toolCalls.length === 0 || batchTerminates(calls);
+  if (!reply || waitingMessages > 0) return false;
+  // afterModelResponse's stop makes the reply final (its calls never ran); a waiting message still gets a turn.
+  return stopped || reply.toolCalls.length === 0 || batchTerminates(calls);
 }
 
 /** Capacity rule: another call may start while fewer than `max` run (no cap: always). */

@@ -53,7 +53,7 @@ export function finishesAfterTurn(state: RunState): boolean {
 
 /** Whether the turn that just ended would have ended the run but for its follow-ups (pure). */
 export function onlyFollowUpsWait(state: RunState): boolean {
-  return state.followUps.length > 0 && !state.batch.stopped && runFinishes(state.batch.reply, state.batch.slots, state.inbox.length + state.steerQueue.length);
+  return state.followUps.length > 0 && runFinishes(state.batch.reply, state.batch.slots, state.inbox.length + state.steerQueue.length);
 }
 
 /** The outputType repair turn: the model is told what was wrong, once. */
@@ -72,6 +72,8 @@ export function failWithOutputError(state: RunState): void {
 export function runEndInput(state: RunState): { check(): Promise<string[]> } {
   return {
     check: async () => {
+      // The input guardrails may still be deciding: the run cannot complete before they pass.
+      if (state.inputCheck && !state.inputChecked) await state.inputCheck;
       const agent = state.agent;
       const ctx = hookContext(state);
       const value = finalValue(state);
@@ -79,6 +81,17 @@ export function runEndInput(state: RunState): { check(): Promise<string[]> } {
       return hasHook(agent, 'onRunEnd') ? runEndMessages(agent, { output: completedOutput(state), finalOutput: value }, ctx) : [];
     },
   };
+}
+
+/** An input guardrail tripped: the run fails with it, every open call (running ones too) gets its result. */
+export function failWithGuardrail(state: RunState, error: Error): void {
+  fail(state, error);
+  closeOpenCalls(state, `Tool error: not executed: ${error.message}`, true);
+}
+
+/** Whether the input guardrails have not decided yet (pure). */
+export function inputCheckPending(state: RunState): boolean {
+  return state.inputCheck !== undefined && !state.inputChecked;
 }
 
 /** onRunEnd hooks returned messages: they wait for the next model request. */

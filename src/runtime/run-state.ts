@@ -156,6 +156,10 @@ export interface RunState {
   inbox: Array<{ readonly text: string; readonly source: 'mailbox' | 'hook' | 'repair' }>;
   /** The outputType repair turn was used (one per run). */
   repairUsed: boolean;
+  /** The input guardrails' check (first turn), rejecting with GuardrailTripped; undefined without input guardrails. */
+  inputCheck: Promise<void> | undefined;
+  /** The input guardrails passed (`guardrail.passed`). */
+  inputChecked: boolean;
   /** Steer messages waiting for the next model request. */
   steerQueue: QueuedMessage[];
   /** Follow-ups waiting for the run to be about to end. */
@@ -232,6 +236,8 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     outbox: [],
     inbox: [],
     repairUsed: false,
+    inputCheck: undefined,
+    inputChecked: false,
     steerQueue: [],
     followUps: [],
     extraSystem: '',

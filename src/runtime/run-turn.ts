@@ -37,10 +37,32 @@ export function startTurn(state: RunState): void {
   state.turn++;
   state.batch = emptyBatch();
   state.sink({ type: 'turn_started', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn });
+  if (state.turn === 1 && !state.resumed && state.agent.inputGuardrails.length > 0) startInputCheck(state);
   for (const { text, source } of state.inbox.splice(0)) inject(state, text, source, undefined);
   const mode = state.options.steeringMode;
   for (const queued of state.steerQueue.splice(0, takeCount(state.steerQueue.length, mode))) inject(state, queued.text, 'steer', queued.id);
   if (followUpsDue) for (const queued of state.followUps.splice(0, takeCount(state.followUps.length, mode))) inject(state, queued.text, 'follow_up', queued.id);
+}
+
+/**
+ * Input guardrails run beside the whole first turn (its model call and tools). Their verdict
+ * comes back as a message: `guardrail.tripped` ends the run from any state, with every open
+ * call closed; the run cannot complete before `guardrail.passed` (turn.ending waits).
+ */
+function startInputCheck(state: RunState): void {
+  const self = state.self;
+  const tell = (event: { type: string; [key: string]: unknown }): void => {
+    if (self.getSnapshot().status === 'active') self.send(event);
+  };
+  const check = checkGuardrails('input', state.agent.inputGuardrails, state.transcript.slice(), hookContext(state));
+  state.inputCheck = check.then(
+    () => tell({ type: 'guardrail.passed' }),
+    (error: unknown) => {
+      tell({ type: 'guardrail.tripped', error });
+      throw error;
+    },
+  );
+  state.inputCheck.catch(() => undefined);
 }
 
 function inject(state: RunState, text: string, source: 'steer' | 'follow_up' | 'mailbox' | 'hook' | 'repair', id: string | undefined): void {
@@ -72,7 +94,7 @@ export function modelInput(state: RunState): ModelTurnInput {
     onTextDelta: (delta) => state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
     onReasoningDelta: (delta) => state.sink({ type: 'reasoning_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
   };
-  if (agent.hooks.length === 0 && (agent.inputGuardrails.length === 0 || state.turn !== 1 || state.resumed)) return input;
+  if (agent.hooks.length === 0) return input;
   const ctx = hookContext(state);
   return {
     ...input,
@@ -82,8 +104,6 @@ export function modelInput(state: RunState): ModelTurnInput {
     ...(hasHook(agent, 'afterModelResponse')
       ? { judge: (reply) => judgeReply(agent, { role: 'assistant', content: reply.text, ...(reply.reasoning ? { reasoning: reply.reasoning } : {}), toolCalls: reply.calls, agent: agent.name }, ctx) }
       : {}),
-    // Input guardrails run once, in parallel with the first model call.
-    ...(agent.inputGuardrails.length > 0 && state.turn === 1 && !state.resumed ? { guard: () => checkGuardrails('input', agent.inputGuardrails, state.transcript.slice(), ctx) } : {}),
   };
 }
 

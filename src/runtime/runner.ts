@@ -150,7 +150,9 @@ export class RunHandle implements AsyncIterable<RunEvent> {
 
   private queue(queue: 'steer' | 'follow_up', text: string): string {
     if (typeof text !== 'string') throw new UserError(`${queue === 'steer' ? 'steer' : 'followUp'} takes a string, got ${typeof text}.`);
-    if (this.actor.getSnapshot().status !== 'active') throw new UserError(`Run '${this.runId}' has ended; it takes no more messages.`);
+    const snapshot = this.actor.getSnapshot();
+    // Saving its session, a run has completed its last turn: a message now would be lost, so it is refused.
+    if (snapshot.status !== 'active' || snapshot.matches('savingSession')) throw new UserError(`Run '${this.runId}' has ended; it takes no more messages.`);
     const id = `${queue === 'steer' ? 'steer' : 'followup'}_${++this.steerCount}`;
     this.unread.add(id);
     this.actor.send({ type: 'steer.add', queue, id, text });

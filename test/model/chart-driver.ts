@@ -149,6 +149,11 @@ class PathRun {
       case 'env.cancel':
         this.handle!.cancel('model test');
         break;
+      case 'env.guardPass':
+      case 'env.guardTrip':
+        // A throwing guardrail trips (GuardrailTripped), so the gate's error is the trip.
+        open('guard', e.type === 'env.guardTrip' ? new Error('policy says no') : undefined);
+        break;
       case 'env.endDone':
         open(`end:${c.ends + 1}`);
         break;

@@ -32,7 +32,10 @@ export type EnvEvent =
   | { type: 'env.sessionOk' }
   | { type: 'env.sessionFail' }
   | { type: 'env.cancel' }
-  | { type: 'env.endDone' };
+  | { type: 'env.endDone' }
+  /** `ending`: the run-end check was only waiting for the guardrail, so it finishes too. */
+  | { type: 'env.guardPass'; ending: boolean }
+  | { type: 'env.guardTrip' };
 
 export type ModelSnapshot = Omit<AnyMachineSnapshot, 'context'> & { readonly context: ModelContext };
 
@@ -118,7 +121,9 @@ export function envEvents(snapshot: ModelSnapshot): EnvEvent[] {
   });
   if (snapshot.matches({ turn: 'checkpoint' }) || snapshot.matches({ stopping: 'checkpoint' })) out.push({ type: 'env.storeOk' }, { type: 'env.storeFail' });
   if (snapshot.matches('savingSession')) out.push({ type: 'env.sessionOk' }, { type: 'env.sessionFail' });
-  if (snapshot.matches({ turn: 'ending' })) out.push({ type: 'env.endDone' });
+  const guarded = (PROFILES[c.profile!] as { inputGuarded?: boolean }).inputGuarded === true;
+  if (snapshot.matches({ turn: 'ending' }) && !(guarded && c.guardPending)) out.push({ type: 'env.endDone' });
+  if (c.guardPending) out.push({ type: 'env.guardPass', ending: snapshot.matches({ turn: 'ending' }) }, { type: 'env.guardTrip' });
   out.push({ type: 'env.cancel' });
   return out;
 }

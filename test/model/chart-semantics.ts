@@ -56,6 +56,8 @@ export interface ModelContext {
   repairUsed: boolean;
   /** How often the run-end checks ran. */
   ends: number;
+  /** The input guardrail has not decided yet. */
+  guardPending: boolean;
   pendingHandoff: 'good' | 'bad' | undefined;
   /** Error name the run stops with at its next safe point. */
   stop: string | undefined;
@@ -87,6 +89,7 @@ export const initialContext = (): ModelContext => ({
   stopped: false,
   repairUsed: false,
   ends: 0,
+  guardPending: false,
   pendingHandoff: undefined,
   stop: undefined,
   cancel: false,
@@ -115,7 +118,7 @@ const current = (c: ModelContext): Slot => c.slots[c.cursor]!;
 /** Capacity rule: another call may start while fewer than maxConcurrentToolCalls run. */
 const capacity = (c: ModelContext): boolean => profile(c).maxConcurrentToolCalls === undefined || c.slots.filter((s) => s.state === 'dispatched').length < profile(c).maxConcurrentToolCalls!;
 /** Terminate rule with the queues: the reply ends the run only when no message waits for the model. */
-const endsRun = (c: ModelContext, waiting: number): boolean => c.reply !== undefined && (c.stopped || (waiting === 0 && c.slots.every((s) => s.terminate)));
+const endsRun = (c: ModelContext, waiting: number): boolean => c.reply !== undefined && waiting === 0 && (c.stopped || c.slots.every((s) => s.terminate));
 const finishes = (c: ModelContext): boolean => endsRun(c, c.inbox + c.steer.length + c.followUps.length);
 /** The final output: a stopped reply's text, a text reply's, or the terminating results. */
 const outputOf = (c: ModelContext): string =>
@@ -238,8 +241,8 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
   replyStops: ({ context }) => context.stopped,
   outputNeedsRepair: ({ context }) => outputBad(context) && !context.repairUsed,
   outputInvalid: ({ context }) => outputBad(context) && context.repairUsed,
-  endChecksPending: ({ context }) => finishes(context) && hasEndChecks(context),
-  endHookContinues: ({ event }) => (event.output as string[]).length > 0,
+  endChecksPending: ({ context }) => finishes(context) && (hasEndChecks(context) || context.guardPending),
+  endHookContinues: ({ context, event }) => (event.output as string[]).length > 0 || context.inbox + context.steer.length + context.followUps.length > 0,
   handoffPending: ({ context }) => context.pendingHandoff !== undefined,
   noSession: ({ context }) => profile(context).session !== true,
 };
@@ -260,6 +263,12 @@ const effects: Record<string, Effect> = {
     const injected = c.inbox + c.steer.length + (followUpsDue ? c.followUps.length : 0);
     Object.assign(c, { turn: c.turn + 1, slots: [], cursor: 0, reply: undefined, claimedHandoff: false, inbox: 0, steer: [], followUps: followUpsDue ? [] : c.followUps, stopped: false });
     c.log.push('turn_started', ...Array.from({ length: injected }, () => 'user_message_injected'));
+    if (c.turn === 1 && !c.resumed && profile(c).inputGuarded) c.guardPending = true;
+  },
+  markInputChecked: (c) => void (c.guardPending = false),
+  failWithGuardrail: (c) => {
+    c.failure ??= 'GuardrailTripped';
+    closeOpen(c, 'notRun', true);
   },
   queueSteer: (c, e) => void (e.queue === 'steer' ? c.steer : c.followUps).push(e.id as string),
   withdrawSteer: (c, e) => {
@@ -412,6 +421,9 @@ export const envHandlers = {
   'env.sessionFail': raise('xstate.error.actor.session', { error: 'write failed' }),
   'env.cancel': raise('CANCEL'),
   // The run-end checks (gate 'end'): the guarded profile's guardrail trips; the hooked profile's onRunEnd continues once.
+  // The input guardrail decides; in turn.ending the run-end check was only waiting for it.
+  'env.guardPass': env((_c, e) => [{ type: 'guardrail.passed' }, ...(e.ending ? [{ type: 'xstate.done.actor.runEnd', output: [] }] : [])]),
+  'env.guardTrip': raise('guardrail.tripped', { error: 'tripped' }),
   'env.endDone': env((c) => {
     if (profile(c).guarded) return [{ type: 'xstate.error.actor.runEnd', error: 'tripped' }];
     return [{ type: 'xstate.done.actor.runEnd', output: c.ends++ === 0 ? ['more'] : [] }];

@@ -116,6 +116,8 @@ export interface Profile {
   readonly typed?: boolean;
   /** An output guardrail that trips (waits at gate 'end'). */
   readonly guarded?: boolean;
+  /** An input guardrail beside the first turn (gate 'guard': the step passes or trips it). */
+  readonly inputGuarded?: boolean;
   /** Reply kinds the model may give, by turn; a turn not listed gets none (the run must end before). */
   readonly replies?: Readonly<Record<number, readonly ReplyKind[]>>;
   /** Not offered to the traversal: only a named test launches it (see run-chart.model.test.ts). */
@@ -148,6 +150,7 @@ export const PROFILES = {
   hooked: { hooks: true, replies: { 1: ['retryMe', 'stopMe', 'text'], 2: ['text'], 3: ['text'] } },
   typed: { typed: true, replies: { 1: ['text', 'json'], 2: ['text', 'json'] } },
   guarded: { guarded: true, replies: { 1: ['text'] } },
+  inputGuarded: { inputGuarded: true, replies: { 1: ['single', 'text'], 2: ['text'] } },
 } as const satisfies Record<string, Profile>;
 
 export type ProfileName = keyof typeof PROFILES;

@@ -250,6 +250,7 @@ export function buildWorld(profile: ProfileName): World {
         }
       : {}),
     ...(p.typed ? { outputType: z.object({ ok: z.literal(true) }) } : {}),
+    ...(p.inputGuarded ? { inputGuardrails: [async function policy() { await gates.wait('guard'); return { tripwire: false }; }] } : {}),
     ...(p.guarded ? { outputGuardrails: [async () => (await gates.wait('end:1'), { tripwire: true, info: 'no' })] } : {}),
   });
 

@@ -9,6 +9,8 @@ export const EXPECTED_STDOUT: Record<string, string | RegExp> = {
   'README.md › Approvals': 'Refunded A123.\n',
   // The steer was withdrawn before the model read it: only the follow-up is injected.
   'README.md › Steering, follow-ups, input and concurrency': 'follow_up Now book the museum.\nBooked. stop\n',
+  // The 'TODO' reply was retried (turn 2), the JSON reply is turn 3; the card number never reached the model.
+  'README.md › Hooks, structured output and guardrails': "{ city: 'Rome', celsius: 24 } 3\n{\"city\":\"Rome\",\"celsius\":24,\"card\":\"[card]\"}\n",
   'README.md › Multi-agent: handoffs and agents as tools': [
     'Triage transfer_to_travel_specialist',
     'Travel specialist ask_research',

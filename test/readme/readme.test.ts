@@ -66,10 +66,9 @@ describe('README and docs examples', () => {
       'README.md › Agents and runs',
       'README.md › Approvals #2',
       'README.md › Budgets, turns and cancellation',
-      'README.md › Hooks, structured output and guardrails',
       'README.md › AI SDK UI streams (`useChat`)',
     ]);
-    expect(runnable).toHaveLength(15);
+    expect(runnable).toHaveLength(16);
     expect(new Set(blocks.map((b) => b.key)).size).toBe(blocks.length);
   });
 

@@ -180,6 +180,39 @@ describe('guardrails', () => {
     expect(aborted).toBe(true);
   });
 
+  it('an input guardrail tripping while tools run ends the run; every call gets exactly one result', async () => {
+    const gate = deferred<void>();
+    let toolAborted = false;
+    const slow = tool({ name: 'slow', description: 'd', parameters: z.object({}), execute: (_a, ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', () => { toolAborted = true; resolve('late'); })) });
+    const model = new ScriptedModel([batch([['slow', {}, 's1'], ['echo', { v: 'x' }, 'e1']]), text('never')]);
+    const agent = new Agent({ name: 'a', model, tools: [slow, echo], inputGuardrails: [async function policy() { await gate.promise; return { tripwire: true, info: 'late verdict' }; }] });
+    const handle = Runner.stream(agent, 'q');
+    const reading = collect(handle);
+    await flush();
+    gate.resolve();
+    const events = await reading;
+    expect(completed(events).map((e) => [e.call.id, e.output])).toEqual([
+      ['e1', 'echo x'],
+      ['s1', "Tool error: not executed: input guardrail 'policy' tripped"],
+    ]);
+    expect(toolAborted).toBe(true);
+    const failed = events.at(-1) as Extract<RunEvent, { type: 'run_failed' }>;
+    expect([failed.error.name, (failed.error as GuardrailTripped).info]).toEqual(['GuardrailTripped', 'late verdict']);
+    expect(model.requests).toHaveLength(1);
+  });
+
+  it('a run cannot complete before its input guardrails pass', async () => {
+    const gate = deferred<void>();
+    const agent = new Agent({ name: 'a', model: new ScriptedModel([text('quick answer')]), inputGuardrails: [async () => { await gate.promise; return { tripwire: false }; }] });
+    const handle = Runner.stream(agent, 'q');
+    const reading = collect(handle);
+    await flush();
+    expect(JSON.stringify(handle.actor.getSnapshot().value)).toBe('{"turn":"ending"}');
+    gate.resolve();
+    const events = await reading;
+    expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'quick answer' });
+  });
+
   it('an output guardrail checks the final output before the run completes', async () => {
     const agent = new Agent({ name: 'a', model: new ScriptedModel([text('the password is hunter2')]), outputGuardrails: [function noSecrets(output) { return { tripwire: String(output).includes('password') }; }] });
     await expect(Runner.run(agent, 'q')).rejects.toThrow("output guardrail 'noSecrets' tripped");
