@@ -171,6 +171,14 @@ export type FieldSpec = (
  * mistyped fields.
  */
 export function parseJsonObject(text: string, req: IncomingMessage, fields: Record<string, FieldSpec>): Record<string, string> {
+  return checkFields(parseJsonBody(text, req), fields);
+}
+
+/**
+ * A request body as a JSON object: the content type, an empty body, malformed JSON and a
+ * non-object are 4xx HttpErrors (415 unsupported_media_type, 400 empty_body, malformed_json, invalid_body).
+ */
+export function parseJsonBody(text: string, req: IncomingMessage): Record<string, unknown> {
   const type = req.headers['content-type'];
   // text/plain is what fetch() sends for a string body; forms (urlencoded, multipart) are refused.
   if (type !== undefined && !/^(?:application\/(?:[\w.+-]+\+)?json|text\/plain)\b/i.test(type)) {
@@ -186,6 +194,11 @@ export function parseJsonObject(text: string, req: IncomingMessage, fields: Reco
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new HttpError(400, 'invalid_body', 'Request body must be a JSON object.');
   }
+  return body as Record<string, unknown>;
+}
+
+/** Checks a parsed body against `fields` (unknown, missing and mistyped fields are 400s). */
+export function checkFields(body: Record<string, unknown>, fields: Record<string, FieldSpec>): Record<string, string> {
   const allowed = Object.keys(fields);
   const unknown = Object.keys(body).filter((key) => !allowed.includes(key));
   if (unknown.length > 0) {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { UserError } from '../errors.js';
-import { HttpError, parseJsonObject } from './http.js';
+import { HttpError, checkFields, parseJsonBody, parseJsonObject } from './http.js';
 import type { RunRegistry, ServerRun } from './runs.js';
 
 /** Longest steer text and answer the API takes. */
@@ -35,16 +35,10 @@ export function steerRun(registry: RunRegistry, text: string, req: IncomingMessa
  * multi-select. 404 when nothing waits under that id; 400 `invalid_answer` when it does not fit.
  */
 export function answerQuestion(registry: RunRegistry, text: string, req: IncomingMessage): { status: number; body: unknown } {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    raw = undefined;
-  }
-  const answer = raw && typeof raw === 'object' && !Array.isArray(raw) ? (raw as Record<string, unknown>).answer : undefined;
+  const raw = parseJsonBody(text, req);
+  const answer = raw.answer;
   // The string fields go through the shared checks; the answer (string or list) is checked here.
-  const rest = raw && typeof raw === 'object' && !Array.isArray(raw) ? JSON.stringify({ ...(raw as object), answer: undefined }) : text;
-  const body = parseJsonObject(rest, req, { runId: { type: 'string', nonEmpty: true }, requestId: { type: 'string', nonEmpty: true }, answer: { type: 'string', optional: true } });
+  const body = checkFields({ ...raw, answer: undefined }, { runId: { type: 'string', nonEmpty: true }, requestId: { type: 'string', nonEmpty: true }, answer: { type: 'string', optional: true } });
   if (answer === undefined) throw new HttpError(400, 'missing_field', "Missing field 'answer'.");
   const ok = typeof answer === 'string' ? answer.length <= MAX_TEXT : Array.isArray(answer) && answer.length <= MAX_CHOICES && answer.every((a) => typeof a === 'string' && a.length <= MAX_TEXT);
   if (!ok) throw new HttpError(400, 'invalid_field', `Field 'answer' must be a string or an array of at most ${MAX_CHOICES} strings.`);

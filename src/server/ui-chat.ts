@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toJsonSafe } from '../inspect/sanitize.js';
-import { HttpError, SseStream, readBody } from './http.js';
+import { HttpError, SseStream, parseJsonBody, readBody } from './http.js';
 import type { ServerRun } from './runs.js';
 import { UIMessageChunkMapper, type OpenedApproval, type UIMessageChunk } from './ui-chunks.js';
 import { UI_MESSAGE_STREAM_HEADERS } from './ui-stream.js';
@@ -89,19 +89,7 @@ export interface UIChatParseOptions {
  * `malformed_json`, `invalid_body`, `missing_field`, `invalid_field`).
  */
 export function parseUIChatRequest(text: string, req: IncomingMessage, options: UIChatParseOptions): UIChatRequest {
-  const type = req.headers['content-type'];
-  if (type !== undefined && !/^(?:application\/(?:[\w.+-]+\+)?json|text\/plain)\b/i.test(type)) {
-    throw new HttpError(415, 'unsupported_media_type', 'Content-Type must be application/json.');
-  }
-  if (text.trim() === '') throw new HttpError(400, 'empty_body', 'Request body is empty; expected a JSON object.');
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw new HttpError(400, 'malformed_json', 'Request body is not valid JSON.');
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'invalid_body', 'Request body must be a JSON object.');
-  const fields = body as Record<string, unknown>;
+  const fields = parseJsonBody(text, req);
   const input = inputOf(fields);
   if (input.length === 0) throw new HttpError(400, 'invalid_field', 'The input is empty.');
   if (input.length > options.maxInputChars) throw new HttpError(400, 'invalid_field', `The input is longer than ${options.maxInputChars} characters.`);
