@@ -6,10 +6,12 @@
  * doubles, so nothing here imports them at load time: functions that already return a
  * promise load their module on their first call (same signature, same result), and classes
  * and option types stay as types only (a type annotation keeps compiling; `new` or
- * `instanceof` needs the subpath import). Plain functions (`text`, `call`, `batch`,
- * `aiSdkModel`, `defaultParallelToolCalls`, `modelFromEnv`) cannot be deferred and are only
- * in their subpath.
+ * `instanceof` needs the subpath import). The script step builders (`text`, `call`,
+ * `batch`) are plain data helpers kept apart from the ScriptedModel class, so they stay
+ * here as they are. `aiSdkModel`, `defaultParallelToolCalls` and `modelFromEnv` cannot be
+ * deferred without loading the AI SDK or the CLI and are only in their subpath.
  */
+import * as Steps from './models/script-steps.js';
 import type * as Mcp from './mcp/index.js';
 import type * as Feed from './inspect/feed.js';
 import type * as AiSdk from './models/ai-sdk.js';
@@ -38,6 +40,12 @@ export async function mcp(options: Mcp.McpServerOptions): Promise<Mcp.McpServer>
 
 /** @deprecated Type only here: import the class from `troupe/testing`. */
 export type ScriptedModel = Scripted.ScriptedModel;
+/** @deprecated Import from `troupe/testing`; this root alias is removed in the next version. */
+export const text: typeof Steps.text = Steps.text;
+/** @deprecated Import from `troupe/testing`; this root alias is removed in the next version. */
+export const call: typeof Steps.call = Steps.call;
+/** @deprecated Import from `troupe/testing`; this root alias is removed in the next version. */
+export const batch: typeof Steps.batch = Steps.batch;
 /** @deprecated Import from `troupe/testing`. */
 export type ScriptStep = Scripted.ScriptStep;
 /** @deprecated Import from `troupe/testing`. */

@@ -34,22 +34,24 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.exports).toEqual([
       'Agent', 'BudgetExceeded', 'CHECKPOINT_SCHEMA_VERSION', 'GuardrailTripped', 'HookError', 'InvalidToolArguments', 'MaxTurnsExceeded', 'MemoryCheckpointStore',
       'MemorySession', 'ModelError', 'OutputValidationError', 'RunCancelled', 'RunHandle', 'Runner', 'SESSION_SCHEMA_VERSION', 'ScriptExhausted', 'ToolError',
-      'ToolTimeout', 'TroupeError', 'UserError', 'agentAsTool', 'askHuman', 'checkJsonSchema', 'createServer', 'decideWorkspacePolicy',
-      'exportRun', 'getRunMachine', 'handoff', 'mcp', 'parseRunExport', 'rawTool', 'startDemoServer', 'tool', 'toolResult', 'workspaceTools',
+      'ToolTimeout', 'TroupeError', 'UserError', 'agentAsTool', 'askHuman', 'batch', 'call', 'checkJsonSchema', 'createServer', 'decideWorkspacePolicy',
+      'exportRun', 'getRunMachine', 'handoff', 'mcp', 'parseRunExport', 'rawTool', 'startDemoServer', 'text', 'tool', 'toolResult', 'workspaceTools',
     ]);
     expect(loaded.packages).toEqual(['nanoid', 'xstate', 'zod']);
     expect(loaded.addons).toEqual([]);
     // otel/: the `tracer` run option's code; @opentelemetry/api itself is not loaded.
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'deprecated.js', 'errors.js', 'handoff', 'index.js', 'machines', 'otel', 'rules', 'runtime', 'store', 'tools', 'types.js',
+      'actors', 'agent.js', 'deprecated.js', 'errors.js', 'handoff', 'index.js', 'machines', 'models', 'otel', 'rules', 'runtime', 'store', 'tools', 'types.js',
     ]);
+    // The deprecated step builders (data helpers) only: never the ScriptedModel test double.
+    expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/script-steps.js']);
     expect(loaded.files.filter((file) => file.startsWith('store/'))).toEqual(['store/checkpoint-store.js', 'store/format.js', 'store/session.js']);
   });
 
   it('troupe/testing: the scripted model only', async () => {
     const loaded = await load('troupe/testing');
     expect(loaded.exports).toEqual(['ScriptedModel', 'batch', 'call', 'text']);
-    expect(loaded.files).toEqual(['entry/testing.js', 'errors.js', 'models/scripted.js']);
+    expect(loaded.files).toEqual(['entry/testing.js', 'errors.js', 'models/script-steps.js', 'models/scripted.js']);
     expect(loaded.packages).toEqual([]);
   });
 

@@ -170,6 +170,14 @@ describe('aiSdkModel: request translation', () => {
     expect(toPrompt('', [{ role: 'user', content: 'x' }])).toEqual([{ role: 'user', content: [{ type: 'text', text: 'x' }] }]);
   });
 
+  it('passes an outputType schema to the provider as the v3 responseFormat (and says it supports it)', () => {
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    const options = toCallOptions(request({ responseFormat: { type: 'json', schema, name: 'output' } }), fakeLanguageModel([]));
+    expect(options.responseFormat).toEqual({ type: 'json', schema, name: 'output' });
+    expect(toCallOptions(request(), fakeLanguageModel([])).responseFormat).toBeUndefined();
+    expect(aiSdkModel(fakeLanguageModel([])).supportsResponseFormat).toBe(true);
+  });
+
   it('maps tools and settings onto call options', () => {
     const signal = new AbortController().signal;
     const options = toCallOptions(

@@ -7,6 +7,8 @@ export const EXPECTED_STDOUT: Record<string, string | RegExp> = {
   'README.md › A first agent': '2 + 3 = 5\nc1 5\n',
   'README.md › Tools': '1\n',
   'README.md › Approvals': 'Refunded A123.\n',
+  // The question answered with one of its options, the refund approved with edited (smaller) arguments.
+  'README.md › Approvals #3': 'ask_human A1\nrefund refunded 5000\n',
   // The steer was withdrawn before the model read it: only the follow-up is injected.
   'README.md › Steering, follow-ups, input and concurrency': 'follow_up Now book the museum.\nBooked. stop\n',
   // The 'TODO' reply was retried (turn 2), the JSON reply is turn 3; the card number never reached the model.
