@@ -19,8 +19,8 @@ export interface CallJob {
   readonly maxOutputChars: number | null;
   readonly agentRenderer: ResultRenderer | undefined;
   onAttemptFailed(error: Error, attempt: number, willRetry: boolean): void;
-  /** afterToolCall hooks, applied to the call's outcome. Never rejects. */
-  reshape?(outcome: CallOutcome): Promise<CallOutcome>;
+  /** afterToolCall hooks, applied to the call's outcome; undefined when the agent has none. Never rejects. */
+  readonly reshape: ((outcome: CallOutcome) => Promise<CallOutcome>) | undefined;
 }
 
 export interface CallOutcome {

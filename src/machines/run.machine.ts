@@ -225,17 +225,23 @@ export const runMachine = setup({
         turnEnd: {
           entry: 'endTurn',
           always: [
-            // outputType: an invalid final reply gets one repair turn, then OutputValidationError.
-            { guard: 'outputNeedsRepair', target: '#run.turn', reenter: true, actions: 'queueRepair' },
-            { guard: 'outputInvalid', target: '#run.failed', actions: 'failWithOutputError' },
-            { guard: 'endChecksPending', target: 'ending' },
-            { guard: 'runFinished', target: '#run.finishing' },
+            { guard: 'runFinished', target: 'closing' },
             { guard: 'handoffPending', target: 'handoff' },
             // Leaving and re-entering `turn` starts the next turn from checkLimits.
             { target: '#run.turn', reenter: true },
           ],
         },
-        // The run would complete: output guardrails, then onRunEnd hooks (whose messages continue it).
+        // The run would complete (checked only then, so a turn that goes on pays nothing for it).
+        closing: {
+          always: [
+            // outputType: an invalid final reply gets one repair turn, then OutputValidationError.
+            { guard: 'outputNeedsRepair', target: '#run.turn', reenter: true, actions: 'queueRepair' },
+            { guard: 'outputInvalid', target: '#run.failed', actions: 'failWithOutputError' },
+            { guard: 'endChecksPending', target: 'ending' },
+            { target: '#run.finishing' },
+          ],
+        },
+        // Output guardrails, then onRunEnd hooks (whose messages continue it).
         ending: {
           invoke: {
             id: 'runEnd',

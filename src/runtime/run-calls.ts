@@ -10,7 +10,7 @@ import { isObject } from '../tools/schema.js';
 import { validateArguments } from '../tools/validate.js';
 import { blockReason, hasHook, hookContext, reshapeResult } from './run-hooks.js';
 import { CallContext } from '../tools/call-context.js';
-import type { Message } from '../types.js';
+import type { Message, ToolCallCompletedEvent } from '../types.js';
 import type { ApprovalOutcome } from './approvals.js';
 import { eventBase } from './event-base.js';
 import { log } from './run-end.js';
@@ -227,7 +227,8 @@ function dispatch(state: RunState, slot: CallSlot): void {
     maxOutputChars: tool.maxOutputChars === undefined ? agent.maxToolOutputChars : tool.maxOutputChars,
     agentRenderer: agent.toolResultRenderer,
     onAttemptFailed: (error, attempt, willRetry) => state.sink({ type: 'tool_call_failed', runId, path, agent: agentName, turn, call, error, attempt, willRetry }),
-    ...(agent.hooks.length > 0 && hasHook(agent, 'afterToolCall') ? { reshape: afterToolCallFor(state, slot) } : {}),
+    // A plain property, not a spread: object spreads in this per-call literal cost more than the call.
+    reshape: agent.hooks.length > 0 && hasHook(agent, 'afterToolCall') ? afterToolCallFor(state, slot) : undefined,
   };
   state.sink({ type: 'tool_call_started', runId, path, agent: agentName, turn, call });
   state.outbox.push(job);
@@ -279,7 +280,7 @@ function settle(state: RunState, key: string, outcome: CallOutcome): void {
   slot.output = outcome.output;
   const message: Message = { role: 'tool', callId: slot.call.id, name: slot.call.name, content: outcome.output, isError: outcome.isError };
   state.transcript.push(message);
-  state.sink({
+  const completed: ToolCallCompletedEvent = {
     type: 'tool_call_completed',
     runId: state.runId,
     path: state.path,
@@ -291,8 +292,9 @@ function settle(state: RunState, key: string, outcome: CallOutcome): void {
     isError: outcome.isError,
     details: outcome.details,
     terminate: outcome.terminate,
-    ...(outcome.blockedBy !== undefined ? { blockedBy: outcome.blockedBy } : {}),
-  });
+  };
+  if (outcome.blockedBy !== undefined) (completed as { blockedBy?: string }).blockedBy = outcome.blockedBy;
+  state.sink(completed);
   log(state, { kind: 'result', turn: state.turn, message });
   if (outcome.runSignal instanceof BudgetExceeded) state.stopError ??= outcome.runSignal;
 }

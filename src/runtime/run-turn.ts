@@ -38,9 +38,9 @@ export function startTurn(state: RunState): void {
   state.batch = emptyBatch();
   state.sink({ type: 'turn_started', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn });
   if (state.turn === 1 && !state.resumed && state.agent.inputGuardrails.length > 0) startInputCheck(state);
-  for (const { text, source } of state.inbox.splice(0)) inject(state, text, source, undefined);
+  if (state.inbox.length > 0) for (const { text, source } of state.inbox.splice(0)) inject(state, text, source, undefined);
   const mode = state.options.steeringMode;
-  for (const queued of state.steerQueue.splice(0, takeCount(state.steerQueue.length, mode))) inject(state, queued.text, 'steer', queued.id);
+  if (state.steerQueue.length > 0) for (const queued of state.steerQueue.splice(0, takeCount(state.steerQueue.length, mode))) inject(state, queued.text, 'steer', queued.id);
   if (followUpsDue) for (const queued of state.followUps.splice(0, takeCount(state.followUps.length, mode))) inject(state, queued.text, 'follow_up', queued.id);
 }
 
@@ -90,7 +90,7 @@ export function modelInput(state: RunState): ModelTurnInput {
   const system = format && !agent.model.supportsResponseFormat ? `${state.system}${state.system ? '\n\n' : ''}Reply with only JSON that matches this JSON Schema:\n${JSON.stringify(format.schema)}` : state.system;
   const input: ModelTurnInput = {
     model: agent.model,
-    request: () => ({ runId: state.runId, agent: agent.name, system, messages: state.transcript, tools: state.toolSchemas, settings: agent.settings, ...(format ? { responseFormat: format } : {}) }),
+    request: () => ({ runId: state.runId, agent: agent.name, system, messages: state.transcript, tools: state.toolSchemas, settings: agent.settings, responseFormat: format }),
     onTextDelta: (delta) => state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
     onReasoningDelta: (delta) => state.sink({ type: 'reasoning_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
   };
