@@ -1,6 +1,7 @@
 import { createEmptyActor, enqueueActions, setup, type AnyMachineSnapshot, type AnyStateMachine, type EventObject, type InspectionEvent } from 'xstate';
 import { runMachine } from '../../src/machines/run.machine.js';
-import { abstractActions, abstractGuards, envHandlers, initialContext, type ModelContext } from './chart-semantics.js';
+import { abstractActions, abstractGuards, initialContext, type ModelContext } from './chart-semantics.js';
+import { envHandlers } from './chart-env.js';
 import { invokeFreeConfig, transitionKey, walkChart } from './chart-walk.js';
 import { PROFILES, type ProfileName, type ReplyKind } from './chart-spec.js';
 

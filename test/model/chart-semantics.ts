@@ -102,16 +102,16 @@ export const initialContext = (): ModelContext => ({
   subLog: [],
 });
 
-type Raised = { type: string; [k: string]: unknown };
-type Effect = (c: ModelContext, event: Raised) => Raised[] | void;
+export type Raised = { type: string; [k: string]: unknown };
+export type Effect = (c: ModelContext, event: Raised) => Raised[] | void;
 type Args = { context: ModelContext; event: Raised };
 
-const profile = (c: ModelContext): Profile => PROFILES[c.profile!];
+export const profile = (c: ModelContext): Profile => PROFILES[c.profile!];
 const maxTurns = (c: ModelContext): number => profile(c).maxTurns ?? 10;
 const tokensOver = (c: ModelContext): boolean => profile(c).maxTotalTokens !== undefined && c.tokens > profile(c).maxTotalTokens!;
 const callsOver = (c: ModelContext): boolean => profile(c).maxToolCalls !== undefined && c.toolCalls > profile(c).maxToolCalls!;
 const gated = (k: CallKind): boolean => k === 'gated' || k === 'gatedAlone';
-const isHandoff = (k: CallKind): boolean => k === 'handoff' || k === 'badHandoff';
+export const isHandoff = (k: CallKind): boolean => k === 'handoff' || k === 'badHandoff';
 /** Barrier rule: parallel:false tools and every handoff run alone. */
 const runsAlone = (k: CallKind): boolean => k === 'alone' || k === 'gatedAlone' || isHandoff(k);
 const current = (c: ModelContext): Slot => c.slots[c.cursor]!;
@@ -128,7 +128,7 @@ const outputBad = (c: ModelContext): boolean => profile(c).typed === true && fin
 const hasEndChecks = (c: ModelContext): boolean => profile(c).hooks === true || profile(c).guarded === true;
 
 /** An effect as an XState action: applied to a copy of the context, then the raised events in order. */
-const effect = (fn: Effect) =>
+export const effect = (fn: Effect) =>
   enqueueActions(({ context, event, enqueue }: { context: ModelContext; event: Raised; enqueue: any }) => {
     const next = structuredClone(context);
     const raised = fn(next, event) ?? [];
@@ -142,7 +142,7 @@ function settle(c: ModelContext, slot: Slot, cls: ResultClass, terminate = false
   c.log.push(`tool_call_completed:${slot.id}:${cls}`);
 }
 
-const subRunEvent = (m: SubRunMessage): Raised => (m.type === 'child.spend' ? { type: 'child.spend', toolCalls: m.toolCalls } : { type: m.type });
+export const subRunEvent = (m: SubRunMessage): Raised => (m.type === 'child.spend' ? { type: 'child.spend', toolCalls: m.toolCalls } : { type: m.type });
 
 function dispatch(c: ModelContext, slot: Slot): Raised[] {
   slot.state = 'dispatched';
@@ -356,76 +356,3 @@ const effects: Record<string, Effect> = {
 
 export const abstractActions: Record<string, ReturnType<typeof effect>> = Object.fromEntries(Object.entries(effects).map(([name, fn]) => [name, effect(fn)]));
 
-/** What a returning tool body means for the run: its result, and the messages it sent first. */
-function settleStep(c: ModelContext, index: number): Raised[] {
-  const slot = c.slots[index]!;
-  const kind = slot.kind;
-  const raised: Raised[] = [];
-  if (isHandoff(kind)) raised.push({ type: 'handoff.request', bad: kind === 'badHandoff' });
-  if (kind === 'postTerminate') raised.push({ type: 'mailbox.post' });
-  const sub = SUB_RUNS[kind];
-  if (sub) {
-    raised.push(...sub.onSettle.map(subRunEvent));
-    c.subLog.push(...sub.terminals);
-  }
-  // A throwing body (and a failed sub-run) reports tool_call_failed before its result.
-  if (kind === 'cancelTool' || kind === 'budgetTool' || sub?.result === 'agentFailed') c.log.push(`tool_call_failed:${slot.id}`);
-  const cls: ResultClass = sub ? sub.result : kind === 'cancelTool' ? 'toolError' : kind === 'budgetTool' ? 'overBudget' : isHandoff(kind) ? 'transferred' : 'ok';
-  const terminate = kind === 'terminate' || kind === 'postTerminate';
-  raised.push({ type: 'tools.settled', results: [{ index, cls, terminate, cancel: kind === 'cancelTool', budget: kind === 'budgetTool' }] });
-  return raised;
-}
-
-/** What loading a stored run restores (the restore actor's work; its done event carries nothing). */
-function restore(c: ModelContext): void {
-  const stored = profile(c).stored ?? 'none';
-  if (stored === 'completed') Object.assign(c, { resumed: true, replayCompleted: true, turn: 1 });
-  if (stored === 'openTurn') {
-    const { turn, kinds, settled } = STORED_OPEN_TURN;
-    c.slots = kinds.map((kind, i) => ({ kind, id: callId(turn, i), state: settled.includes(i) ? 'settled' : 'pending', terminate: false, counted: true }));
-    Object.assign(c, { resumed: true, resumeInTurn: true, turn, reply: 'stored', toolCalls: kinds.length, tokens: REPLY_TOKENS });
-  }
-}
-
-const env = (fn: Effect) => ({ actions: effect(fn) });
-const raise = (type: string, extra: Record<string, unknown> = {}) => env(() => [{ type, ...extra }]);
-
-/** Root handlers of the env events: each raises the chart events the runtime would get. */
-export const envHandlers = {
-  'env.launch': env((c, e) => {
-    c.profile = e.profile as ProfileName;
-    const steering: Raised[] = profile(c).steered
-      ? [
-          { type: 'steer.add', queue: 'steer', id: 'steer_1' },
-          { type: 'steer.add', queue: 'follow_up', id: 'followup_2' },
-          { type: 'steer.add', queue: 'steer', id: 'steer_3' },
-          { type: 'steer.remove', id: 'steer_3' },
-        ]
-      : [];
-    return [...steering, ...(profile(c).cancelFirst ? [{ type: 'CANCEL' }] : []), { type: 'START' }];
-  }),
-  'env.loadOk': env((c) => {
-    restore(c);
-    return [{ type: 'xstate.done.actor.restore' }];
-  }),
-  'env.loadFail': raise('xstate.error.actor.restore', { error: 'load failed' }),
-  'env.reply': env((_c, e) => [{ type: 'xstate.done.actor.model', output: { reply: e.reply } }]),
-  'env.modelFail': raise('xstate.error.actor.model', { error: 'model failed' }),
-  'env.approve': raise('xstate.done.actor.approval', { output: { approved: true } }),
-  'env.deny': raise('xstate.done.actor.approval', { output: { approved: false } }),
-  'env.approveBadEdits': raise('xstate.done.actor.approval', { output: { approved: true, badEdits: true } }),
-  'env.settle': env((c, e) => settleStep(c, e.index as number)),
-  'env.storeOk': raise('xstate.done.actor.checkpoint'),
-  'env.storeFail': raise('xstate.error.actor.checkpoint', { error: 'write failed' }),
-  'env.sessionOk': raise('xstate.done.actor.session'),
-  'env.sessionFail': raise('xstate.error.actor.session', { error: 'write failed' }),
-  'env.cancel': raise('CANCEL'),
-  // The run-end checks (gate 'end'): the guarded profile's guardrail trips; the hooked profile's onRunEnd continues once.
-  // The input guardrail decides; in turn.ending the run-end check was only waiting for it.
-  'env.guardPass': env((_c, e) => [{ type: 'guardrail.passed' }, ...(e.ending ? [{ type: 'xstate.done.actor.runEnd', output: [] }] : [])]),
-  'env.guardTrip': raise('guardrail.tripped', { error: 'tripped' }),
-  'env.endDone': env((c) => {
-    if (profile(c).guarded) return [{ type: 'xstate.error.actor.runEnd', error: 'tripped' }];
-    return [{ type: 'xstate.done.actor.runEnd', output: c.ends++ === 0 ? ['more'] : [] }];
-  }),
-};
