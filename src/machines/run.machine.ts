@@ -43,7 +43,7 @@ export type RunMachineEvent =
  * apply effects. Swap any of them in tests with `.provide()`.
  *
  * turn = checkLimits → model → replied → executing[preflight ⇄ approvalWait / barrier → draining]
- *        → afterTools → checkpoint → turnEnd → [handoff] → next turn | finishing
+ *        → afterTools → checkpoint → turnEnd → [closing → ending] | [handoff] → next turn | finishing
  * terminal: completed, failed, cancelled (cancel reports run_failed(RunCancelled)).
  */
 export const runMachine = setup({
