@@ -109,14 +109,7 @@ export interface QueuedMessage {
   readonly text: string;
 }
 
-export interface RunState {
-  readonly runId: string;
-  readonly input: RunInputValue;
-  readonly options: RunOptions;
-  readonly parentPath: readonly string[];
-  readonly sink: EventSink;
-  readonly approvals: ApprovalRouter;
-  readonly humans: HumanRouter;
+export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' | 'parentPath' | 'sink' | 'approvals' | 'humans'> {
   /** The run actor itself: tools reach their run only by sending it messages. */
   readonly self: AnyActorRef;
   /** The logic this run runs on; sub-runs use the same (so a test's mutant chart reaches them). */

@@ -176,3 +176,10 @@ export async function eventually<T>(fn: () => T | Promise<T>, check: (value: T) 
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** Opens a chat stream for `agent` and records it in `open` (the suite closes those after each test). */
+export async function openChat(server: TroupeServer, open: SseClient[], agent: string, input = 'go'): Promise<SseClient> {
+  const client = await openSse(server, 'POST', '/api/chat', { body: { agent, input } });
+  open.push(client);
+  return client;
+}

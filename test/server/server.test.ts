@@ -7,7 +7,7 @@ import type { PendingApprovalView } from '../../src/server/index.js';
 import type { ApprovalRecord, WireRecord, WireRunEvent } from '../../src/inspect/wire.js';
 import type { Deferred } from '../helpers.js';
 import { brokenAgent, calcAgent, gatedAgent, slowAgentFactory, twinRefundsFactory } from './agents.js';
-import { call, eventually, openSse, trace, type SseClient } from './helpers.js';
+import { call, eventually, openChat, openSse, trace, type SseClient } from './helpers.js';
 
 const gates: Array<Deferred<void>> = [];
 /** Cents of every refund the `twins` agent really ran (reset per test). */
@@ -34,11 +34,7 @@ afterAll(async () => {
   await server.close();
 });
 
-async function chat(target: TroupeServer, agent: string, input = 'go'): Promise<SseClient> {
-  const client = await openSse(target, 'POST', '/api/chat', { body: { agent, input } });
-  open.push(client);
-  return client;
-}
+const chat = (target: TroupeServer, agent: string, input = 'go'): Promise<SseClient> => openChat(target, open, agent, input);
 
 describe('server: defaults', () => {
   it('binds loopback and generates a long random token', () => {

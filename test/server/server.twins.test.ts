@@ -3,7 +3,7 @@ import { createServer, type TroupeServer } from '../../src/server/index.js';
 import type { PendingApprovalView } from '../../src/server/index.js';
 import type { ApprovalRecord, WireRecord, WireRunEvent } from '../../src/inspect/wire.js';
 import { twinRefundsFactory } from './agents.js';
-import { call, eventually, openSse, type SseClient } from './helpers.js';
+import { call, eventually, openChat, openSse, type SseClient } from './helpers.js';
 
 // Split from server.test.ts: the regression suite of approvals keyed by call id across a run tree.
 const refunded: number[] = [];
@@ -24,11 +24,7 @@ afterAll(async () => {
   await server.close();
 });
 
-async function chat(target: TroupeServer, agent: string, input = 'go'): Promise<SseClient> {
-  const client = await openSse(target, 'POST', '/api/chat', { body: { agent, input } });
-  open.push(client);
-  return client;
-}
+const chat = (target: TroupeServer, agent: string, input = 'go'): Promise<SseClient> => openChat(target, open, agent, input);
 
 describe('server: approvals of parallel sub-runs with the same call id', () => {
   /** Starts the `twins` run and waits until both sub-runs' `k1` calls wait. */
