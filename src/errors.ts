@@ -50,6 +50,14 @@ export class RunCancelled extends TroupeError {
   }
 }
 
+/** Why an AbortSignal aborted, as a RunCancelled reason (a RunCancelled's own reason, an error's message, a string). */
+export function abortReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  if (reason instanceof RunCancelled) return reason.reason;
+  if (reason instanceof Error) return reason.message || reason.name || 'aborted';
+  return typeof reason === 'string' ? reason : 'aborted';
+}
+
 export type BudgetKind = 'inputTokens' | 'outputTokens' | 'totalTokens' | 'toolCalls' | 'durationMs';
 
 /** A budget limit was passed; the run stops at its next safe point. */

@@ -1,5 +1,5 @@
 import { createActor, type ActorLogic, type AnyActorLogic, type AnyActorRef, type EventObject, type Snapshot } from 'xstate';
-import { RunCancelled } from '../errors.js';
+import { RunCancelled, abortReason } from '../errors.js';
 import type { RunOutcome } from '../runtime/run-state.js';
 import { executeCall, type CallJob, type CallOutcome } from './call-pipeline.js';
 
@@ -112,23 +112,16 @@ export function runSubRun(callActor: AnyActorRef, logic: AnyActorLogic, runId: s
   return new Promise<RunOutcome>((resolve) => {
     const cancel = (): void => {
       const entry = (callActor.getSnapshot() as ToolCallSnapshot).subRuns?.get(runId);
-      entry?.ref.send({ type: 'CANCEL', error: new RunCancelled(reasonOf(signal)) });
+      entry?.ref.send({ type: 'CANCEL', error: new RunCancelled(abortReason(signal)) });
     };
     const settle = (outcome: RunOutcome): void => {
       signal.removeEventListener('abort', cancel);
       resolve(outcome);
     };
     // The call was stopped (its run cancelled) before the sub-run could start: it never starts.
-    if (callActor.getSnapshot().status !== 'active') return resolve({ status: 'failed', runId, error: new RunCancelled(reasonOf(signal)) });
+    if (callActor.getSnapshot().status !== 'active') return resolve({ status: 'failed', runId, error: new RunCancelled(abortReason(signal)) });
     callActor.send({ type: 'subrun.spawn', runId, logic, input, settle } satisfies SpawnSubRunEvent);
     if (signal.aborted) cancel();
     else signal.addEventListener('abort', cancel, { once: true });
   });
-}
-
-function reasonOf(signal: AbortSignal): string {
-  const reason: unknown = signal.reason;
-  if (reason instanceof RunCancelled) return reason.reason;
-  if (reason instanceof Error) return reason.message || reason.name;
-  return typeof reason === 'string' ? reason : 'aborted';
 }

@@ -61,5 +61,5 @@ export type RunGuardName = keyof typeof runGuards;
 
 /** Output guardrails or onRunEnd hooks must run before a run may complete. */
 function hasEndChecks(agent: Agent): boolean {
-  return agent.outputGuardrails.length > 0 || (agent.hooks.length > 0 && hasHook(agent, 'onRunEnd'));
+  return agent.outputGuardrails.length > 0 || hasHook(agent, 'onRunEnd');
 }

@@ -1,6 +1,6 @@
 import { createActor, type AnyActorRef } from 'xstate';
 import type { Agent } from '../agent.js';
-import { RunCancelled, TroupeError, asError } from '../errors.js';
+import { RunCancelled, TroupeError, abortReason, asError } from '../errors.js';
 import type { RunMachine } from '../machines/run.machine.js';
 import type { Message, RunEvent, RunInputValue, Usage } from '../types.js';
 import type { ApprovalRouter } from './approvals.js';
@@ -82,11 +82,4 @@ export function launchRun(params: LaunchParams): LaunchedRun {
     if (actor.getSnapshot().status === 'active') actor.send({ type: 'START' });
   });
   return { actor, outcome, cancel };
-}
-
-function abortReason(signal: AbortSignal): string {
-  const reason: unknown = signal.reason;
-  if (reason instanceof RunCancelled) return reason.reason;
-  if (reason instanceof Error) return reason.message || reason.name || 'aborted';
-  return typeof reason === 'string' ? reason : 'aborted';
 }

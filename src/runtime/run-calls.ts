@@ -51,7 +51,7 @@ export function admitCalls(state: RunState): PreflightVerdictEvent['type'] {
         claimedHandoff: batch.claimedHandoff,
         sequentialBatch: batch.sequential,
         overBudget: callOverBudget(state, Date.now()),
-        hooked: state.agent.hooks.length > 0 && hasHook(state.agent, 'beforeToolCall'),
+        hooked: hasHook(state.agent, 'beforeToolCall'),
       });
       switch (verdict.kind) {
         case 'overBudget':
@@ -135,7 +135,7 @@ export function approvalInput(state: RunState): ApprovalInput {
         reject: (reason?: string) => decide(false, reason),
       }),
     reportFailure: (error) => state.sink({ type: 'tool_call_failed', ...base, turn, call: slot.call, error, attempt: 0, willRetry: false }),
-    ...(state.agent.hooks.length > 0 && hasHook(state.agent, 'beforeToolCall')
+    ...(hasHook(state.agent, 'beforeToolCall')
       ? { block: () => blockReason(state.agent, { call: slot.call, tool: slot.tool!, args: slot.args }, hookContext(state)) }
       : {}),
   };
@@ -228,7 +228,7 @@ function dispatch(state: RunState, slot: CallSlot): void {
     agentRenderer: agent.toolResultRenderer,
     onAttemptFailed: (error, attempt, willRetry) => state.sink({ type: 'tool_call_failed', runId, path, agent: agentName, turn, call, error, attempt, willRetry }),
     // A plain property, not a spread: object spreads in this per-call literal cost more than the call.
-    reshape: agent.hooks.length > 0 && hasHook(agent, 'afterToolCall') ? afterToolCallFor(state, slot) : undefined,
+    reshape: hasHook(agent, 'afterToolCall') ? afterToolCallFor(state, slot) : undefined,
   };
   state.sink({ type: 'tool_call_started', runId, path, agent: agentName, turn, call });
   state.outbox.push(job);
