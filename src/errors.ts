@@ -50,6 +50,28 @@ export class RunCancelled extends TroupeError {
   }
 }
 
+/**
+ * A run's lease is held by another owner, or the run moved on under a fenced writer (another
+ * process appended). Whatever raised it wrote nothing.
+ */
+export class RunLocked extends TroupeError {
+  override readonly code = 'RUN_LOCKED';
+  readonly runId: string;
+  /** The lease holder, when known. */
+  readonly owner: string | undefined;
+  /** When the holder's lease expires (ms since the epoch), when known. */
+  readonly expiresAt: number | undefined;
+  constructor(runId: string, detail: { owner?: string; expiresAt?: number; message?: string } = {}) {
+    super(
+      detail.message ??
+        `Run '${runId}' is locked by '${detail.owner ?? 'another owner'}'${detail.expiresAt !== undefined ? ` until ${new Date(detail.expiresAt).toISOString()}` : ''}; nothing was written. Wait for the lease to expire or stop the other process.`,
+    );
+    this.runId = runId;
+    this.owner = detail.owner;
+    this.expiresAt = detail.expiresAt;
+  }
+}
+
 /** Why an AbortSignal aborted, as a RunCancelled reason (a RunCancelled's own reason, an error's message, a string). */
 export function abortReason(signal: AbortSignal): string {
   const reason: unknown = signal.reason;

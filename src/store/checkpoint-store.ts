@@ -1,21 +1,72 @@
-import { UserError } from '../errors.js';
+import { RunLocked, UserError } from '../errors.js';
 import type { Message, Usage } from '../types.js';
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead } from './format.js';
 
+/** Where a user message in the log came from: the run's input or a message injected later. */
+export type InputSource = 'input' | 'mailbox' | 'steer' | 'follow_up';
+
 /**
- * One appended record of a run's log (format: src/store/format.md).
- * `input` opens the run, `reply` is a model reply of a turn, `result` is one tool result of
- * that turn (in completion order), `turn_end` closes the turn.
+ * One appended record of a run's log (format: src/store/format.md). Everything a run needs
+ * to continue is logged when it happens, so a resumed run rebuilds its exact position:
+ * - `input`: a user message (the run's input, or a mailbox/steer/follow-up message when it
+ *   joins the transcript, before the next model request).
+ * - `reply`: the model's reply of a turn. `result`: one tool result of that turn, in
+ *   completion order; `terminate` when the result asked the run to stop.
+ * - `handoff`: the active agent switched (logged when the switch happens, not with the new
+ *   agent's first reply).
+ * - `approval_request` / `approval_decision`: a call waits for a person; its decision (from
+ *   this or another process), bound to the call's arguments by `argsHash`.
+ * - `subrun_start` / `subrun_end`: an agent used as a tool started / finished its own run
+ *   (whose log is stored under `runId`).
+ * - `turn_end` closes the turn.
  */
 export type CheckpointEntry =
-  | { readonly kind: 'input'; readonly message: Message }
+  | { readonly kind: 'input'; readonly message: Message; readonly source?: InputSource; readonly id?: string }
   | { readonly kind: 'reply'; readonly turn: number; readonly message: Message }
-  | { readonly kind: 'result'; readonly turn: number; readonly message: Message }
-  | { readonly kind: 'turn_end'; readonly turn: number };
+  | { readonly kind: 'result'; readonly turn: number; readonly message: Message; readonly terminate?: boolean }
+  | { readonly kind: 'turn_end'; readonly turn: number }
+  | { readonly kind: 'handoff'; readonly turn: number; readonly from: string; readonly to: string }
+  | ApprovalRequestEntry
+  | ApprovalDecisionEntry
+  | { readonly kind: 'subrun_start'; readonly turn: number; readonly index: number; readonly callId: string; readonly runId: string }
+  | { readonly kind: 'subrun_end'; readonly turn: number; readonly index: number; readonly callId: string; readonly runId: string; readonly status: RunStatus };
+
+/** A call of the open turn started waiting for a decision. */
+export interface ApprovalRequestEntry {
+  readonly kind: 'approval_request';
+  readonly turn: number;
+  /** The call's index in the turn's reply. */
+  readonly index: number;
+  readonly callId: string;
+  /** `<runId>:<turn>.<index>`, unique in the run tree. */
+  readonly approvalId: string;
+  readonly tool: string;
+  /** sha256 (hex) of the call's raw argument text: a decision binds to these exact arguments. */
+  readonly argsHash: string;
+  /** Milliseconds since the epoch; durable approval timeouts count from here. */
+  readonly requestedAt: number;
+}
+
+/** The decision on a pending approval, recorded by the run itself or by `Runner.decide`. */
+export interface ApprovalDecisionEntry {
+  readonly kind: 'approval_decision';
+  readonly approvalId: string;
+  readonly callId: string;
+  readonly argsHash: string;
+  readonly approved: boolean;
+  readonly reason?: string;
+  /** Who decided (free text: a user name, "timeout", "handler"). */
+  readonly by?: string;
+  readonly decidedAt: number;
+}
 
 export type CheckpointEntryKind = CheckpointEntry['kind'];
 
-export type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted';
+/**
+ * `running` also for a run that crashed (nothing wrote a final head); `suspended`: parked
+ * while only approvals are pending, resumable once they are decided; `interrupted`: cancelled.
+ */
+export type RunStatus = 'running' | 'suspended' | 'completed' | 'failed' | 'interrupted';
 
 /** The small, rewritten part of a run's record. */
 export interface CheckpointHead {
@@ -27,12 +78,33 @@ export interface CheckpointHead {
   readonly error?: { readonly name: string; readonly message: string };
 }
 
+/** Who may write a run, until when (milliseconds since the epoch). */
+export interface Lease {
+  readonly runId: string;
+  /** The claimant: process id plus a random nonce (see `leaseOwner()`), or any unique string. */
+  readonly owner: string;
+  readonly expiresAt: number;
+}
+
+/**
+ * Fencing for an append: the writer's lease owner and the number of entries it believes are
+ * stored. A store that keeps leases refuses the append with `RunLocked` (writing nothing)
+ * when another owner holds an unexpired lease, when the run was taken over, or when the
+ * stored entry count differs from `seq`.
+ */
+export interface AppendFence {
+  readonly owner: string;
+  readonly seq: number;
+}
+
 /** A run as `load` returns it: every entry in append order and the latest head. */
 export interface StoredRun {
   readonly entries: readonly CheckpointEntry[];
   readonly head: CheckpointHead;
   /** Record format the run was written with (stores of this package always set it). */
   readonly schemaVersion?: number;
+  /** The run's current lease, when the store keeps leases and one was taken (expired ones too). */
+  readonly lease?: Lease;
 }
 
 /** One row of `list()`: a run's head without its entries. */
@@ -45,6 +117,7 @@ export interface RunSummary {
   /** Milliseconds since the epoch of the first and the latest append. */
   readonly createdAt: number;
   readonly updatedAt: number;
+  readonly lease?: Lease;
 }
 
 export interface ListRunsOptions {
@@ -57,43 +130,72 @@ type MaybePromise<T> = T | Promise<T>;
 /**
  * Append-only run log: entries are only ever appended; the head is replaced. Only `append`
  * and `load` are required; resume uses `delete` for `ifRunExists: "restart"`.
+ *
+ * Leases (`claim`, `renew`, `release`, and `fence` on `append`) make a run single-writer
+ * across processes: a store without them is safe only when one process at a time runs a
+ * given run id. All stores of this package keep leases.
  */
 export interface CheckpointStore {
-  /** Appends `entries` (possibly none) after the run's stored ones and replaces its head, atomically. */
-  append(runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead): MaybePromise<void>;
+  /**
+   * Appends `entries` (possibly none) after the run's stored ones and replaces its head,
+   * atomically. With `fence`, throws `RunLocked` and writes nothing unless `fence.owner`
+   * holds the run's lease and exactly `fence.seq` entries are stored.
+   */
+  append(runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead, fence?: AppendFence): MaybePromise<void>;
   /** The run's entries in append order and its head; undefined when the store has no such run. */
   load(runId: string): MaybePromise<StoredRun | undefined>;
   /** Heads of the stored runs, oldest first (by first append). */
   list?(options?: ListRunsOptions): MaybePromise<readonly RunSummary[]>;
-  /** Removes a run (used by `ifRunExists: "restart"`). */
+  /** Removes a run and its lease (used by `ifRunExists: "restart"`); works on a damaged run too. */
   delete?(runId: string): MaybePromise<void | boolean>;
+  /**
+   * Takes the run's lease for `owner` until now + `ttlMs`, whether or not the run is stored
+   * yet (so two same-tick starts of one id are decided here). Succeeds when no lease exists,
+   * the lease expired, or `owner` already holds it.
+   * @throws RunLocked when another owner holds an unexpired lease (nothing changes).
+   */
+  claim?(runId: string, owner: string, ttlMs: number): MaybePromise<Lease>;
+  /** Extends a held lease to now + `ttlMs`. @throws RunLocked when `owner` no longer holds it (taken over). */
+  renew?(runId: string, owner: string, ttlMs: number): MaybePromise<Lease>;
+  /** Drops the lease when `owner` still holds it; otherwise does nothing. */
+  release?(runId: string, owner: string): MaybePromise<void>;
   /** Releases the store's resources; a closed store refuses further use. */
   close?(): MaybePromise<void>;
 }
 
 export interface MemoryCheckpointStoreOptions {
-  /** Clock for `createdAt`/`updatedAt` (default `Date.now`). */
+  /** Clock for `createdAt`/`updatedAt` and lease expiry (default `Date.now`). */
   readonly now?: () => number;
+}
+
+interface MemoryRun {
+  entries: CheckpointEntry[];
+  head: CheckpointHead;
+  createdAt: number;
+  updatedAt: number;
 }
 
 /**
  * In-process store. Entries are validated like the SQLite store validates them (so a test
  * on memory fails where SQLite would), then kept by reference: callers must not mutate them.
+ * Leases and fencing behave as in the SQLite store, within this one process.
  */
 export class MemoryCheckpointStore implements CheckpointStore {
-  private readonly runs = new Map<string, { entries: CheckpointEntry[]; head: CheckpointHead; createdAt: number; updatedAt: number }>();
+  private readonly runs = new Map<string, MemoryRun>();
+  private readonly leases = new Map<string, Lease>();
   private readonly now: () => number;
 
   constructor(options: MemoryCheckpointStoreOptions = {}) {
     this.now = options.now ?? Date.now;
   }
 
-  append(runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead): void {
+  append(runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead, fence?: AppendFence): void {
     checkRunId(runId);
     checkEntries(entries, `run '${runId}'`);
     checkHead(head, `run '${runId}'`);
-    const now = this.now();
     const run = this.runs.get(runId);
+    if (fence) checkFence(runId, fence, this.leases.get(runId), run?.entries.length ?? 0, this.now());
+    const now = this.now();
     if (run) {
       for (const entry of entries) run.entries.push(entry);
       run.head = head;
@@ -103,9 +205,11 @@ export class MemoryCheckpointStore implements CheckpointStore {
     }
   }
 
-  load(runId: string): { entries: readonly CheckpointEntry[]; head: CheckpointHead; schemaVersion: number } | undefined {
+  load(runId: string): StoredRun | undefined {
     const run = this.runs.get(runId);
-    return run && { entries: [...run.entries], head: run.head, schemaVersion: CHECKPOINT_SCHEMA_VERSION };
+    if (!run) return undefined;
+    const lease = this.leases.get(runId);
+    return { entries: [...run.entries], head: run.head, schemaVersion: CHECKPOINT_SCHEMA_VERSION, ...(lease ? { lease } : {}) };
   }
 
   list(options: ListRunsOptions = {}): RunSummary[] {
@@ -113,17 +217,62 @@ export class MemoryCheckpointStore implements CheckpointStore {
     const out: RunSummary[] = [];
     for (const [runId, run] of this.runs) {
       if (statuses && !statuses.includes(run.head.status)) continue;
-      out.push({ runId, schemaVersion: CHECKPOINT_SCHEMA_VERSION, head: run.head, entries: run.entries.length, createdAt: run.createdAt, updatedAt: run.updatedAt });
+      const lease = this.leases.get(runId);
+      out.push({ runId, schemaVersion: CHECKPOINT_SCHEMA_VERSION, head: run.head, entries: run.entries.length, createdAt: run.createdAt, updatedAt: run.updatedAt, ...(lease ? { lease } : {}) });
     }
     return out;
   }
 
   /** Returns whether the run existed. */
   delete(runId: string): boolean {
+    this.leases.delete(runId);
     return this.runs.delete(runId);
   }
 
+  claim(runId: string, owner: string, ttlMs: number): Lease {
+    checkRunId(runId);
+    const now = this.now();
+    const held = this.leases.get(runId);
+    if (held && held.owner !== owner && held.expiresAt > now) throw new RunLocked(runId, { owner: held.owner, expiresAt: held.expiresAt });
+    const lease = { runId, owner, expiresAt: now + ttlMs };
+    this.leases.set(runId, lease);
+    return lease;
+  }
+
+  renew(runId: string, owner: string, ttlMs: number): Lease {
+    const held = this.leases.get(runId);
+    if (!held || held.owner !== owner) throw lostLease(runId, owner, held);
+    const lease = { runId, owner, expiresAt: this.now() + ttlMs };
+    this.leases.set(runId, lease);
+    return lease;
+  }
+
+  release(runId: string, owner: string): void {
+    if (this.leases.get(runId)?.owner === owner) this.leases.delete(runId);
+  }
+
   close(): void {}
+}
+
+/**
+ * The fencing rule every store applies before an append writes anything: `fence.owner` holds
+ * the lease (an expired lease nobody took over still counts as held) and exactly `fence.seq`
+ * entries are stored. @throws RunLocked otherwise. @internal
+ */
+export function checkFence(runId: string, fence: AppendFence, lease: Lease | undefined, stored: number, _now: number): void {
+  if (!lease || lease.owner !== fence.owner) throw lostLease(runId, fence.owner, lease);
+  if (stored !== fence.seq) {
+    throw new RunLocked(runId, {
+      owner: lease.owner,
+      message: `Run '${runId}' moved on: ${stored} entries are stored but its writer expected ${fence.seq}; nothing was written.`,
+    });
+  }
+}
+
+/** @internal */
+export function lostLease(runId: string, owner: string, held: Lease | undefined): RunLocked {
+  if (!held) return new RunLocked(runId, { message: `Run '${runId}' is not leased to '${owner}' (no lease is held); nothing was written.` });
+  return new RunLocked(runId, { owner: held.owner, expiresAt: held.expiresAt });
 }
 
 /** @internal */

@@ -8,7 +8,7 @@ import type { Message } from '../types.js';
 import type { CheckpointEntry, CheckpointHead, RunStatus, StoredRun } from './checkpoint-store.js';
 
 /** Version of the checkpoint record format (entries and head) this build writes and the newest it reads. */
-export const CHECKPOINT_SCHEMA_VERSION = 1;
+export const CHECKPOINT_SCHEMA_VERSION = 2;
 /** Version of the session record format (messages per run) this build writes and the newest it reads. */
 export const SESSION_SCHEMA_VERSION = 1;
 
@@ -24,7 +24,8 @@ export interface RunExport {
   readonly entries: readonly CheckpointEntry[];
 }
 
-const STATUSES: readonly RunStatus[] = ['running', 'completed', 'failed', 'interrupted'];
+const STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed', 'failed', 'interrupted'];
+const INPUT_SOURCES = ['input', 'mailbox', 'steer', 'follow_up'];
 
 /** A format violation found while checking a value; turned into a UserError by the callers. */
 class Issue extends Error {}
@@ -119,13 +120,25 @@ function checkMessage(value: unknown, path: string, role?: Message['role']): voi
   }
 }
 
+function optBool(obj: Obj, key: string, path: string): void {
+  if (obj[key] !== undefined) bool(obj, key, path);
+}
+
+function hex64(obj: Obj, key: string, path: string): void {
+  if (!/^[0-9a-f]{64}$/.test(str(obj, key, path))) throw new Issue(`field '${path}${key}' must be 64 lower-case hex digits`);
+}
+
 function checkEntry(value: unknown): asserts value is CheckpointEntry {
   if (!isObj(value)) throw new Issue(`an entry must be an object, got ${describe(value)}`);
   const kind = str(value, 'kind', '');
   switch (kind) {
-    case 'input':
+    case 'input': {
       checkMessage(obj(value, 'message', ''), 'message.', 'user');
+      const source = value['source'];
+      if (source !== undefined && !INPUT_SOURCES.includes(source as string)) throw new Issue(`field 'source' must be one of ${INPUT_SOURCES.join(', ')}, got ${describe(source)}`);
+      optStr(value, 'id', '');
       return;
+    }
     case 'reply':
       count(value, 'turn', '');
       checkMessage(obj(value, 'message', ''), 'message.', 'assistant');
@@ -133,9 +146,44 @@ function checkEntry(value: unknown): asserts value is CheckpointEntry {
     case 'result':
       count(value, 'turn', '');
       checkMessage(obj(value, 'message', ''), 'message.', 'tool');
+      optBool(value, 'terminate', '');
       return;
     case 'turn_end':
       count(value, 'turn', '');
+      return;
+    case 'handoff':
+      count(value, 'turn', '');
+      str(value, 'from', '');
+      str(value, 'to', '');
+      return;
+    case 'approval_request':
+      count(value, 'turn', '');
+      count(value, 'index', '');
+      str(value, 'callId', '');
+      str(value, 'approvalId', '');
+      str(value, 'tool', '');
+      hex64(value, 'argsHash', '');
+      count(value, 'requestedAt', '');
+      return;
+    case 'approval_decision':
+      str(value, 'approvalId', '');
+      str(value, 'callId', '');
+      hex64(value, 'argsHash', '');
+      bool(value, 'approved', '');
+      optStr(value, 'reason', '');
+      optStr(value, 'by', '');
+      count(value, 'decidedAt', '');
+      return;
+    case 'subrun_start':
+    case 'subrun_end':
+      count(value, 'turn', '');
+      count(value, 'index', '');
+      str(value, 'callId', '');
+      str(value, 'runId', '');
+      if (kind === 'subrun_end') {
+        const status = str(value, 'status', '');
+        if (!STATUSES.includes(status as RunStatus)) throw new Issue(`field 'status' must be one of ${STATUSES.join(', ')}, got ${describe(status)}`);
+      }
       return;
     default:
       throw new Issue(`unknown entry kind ${describe(kind)}`);

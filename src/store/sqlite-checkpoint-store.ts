@@ -1,8 +1,13 @@
 import type { Statement } from 'better-sqlite3';
 import { UserError } from '../errors.js';
+import { RunLocked } from '../errors.js';
 import {
+  checkFence,
   checkRunId,
+  lostLease,
   statusFilter,
+  type AppendFence,
+  type Lease,
   type CheckpointEntry,
   type CheckpointHead,
   type CheckpointStore,
@@ -13,11 +18,21 @@ import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion,
 import type { Component, SqliteStoreOptions } from './sqlite-options.js';
 import { SqliteFile, type SqliteDatabase } from './sqlite.js';
 
+/** Leases (layout 2): who may write a run until when; a row may exist before the run's first append. */
+const LEASES = `
+    CREATE TABLE troupe_leases (
+      run_id TEXT PRIMARY KEY,
+      owner TEXT NOT NULL,
+      expires_at INTEGER NOT NULL
+    ) STRICT;
+  `;
+
 /** Layout of the checkpoint tables (format.md, "SQLite layout"). */
 export const CHECKPOINT_TABLES: Component = {
   name: 'checkpoints',
-  version: 1,
+  version: 2,
   label: 'checkpoint store',
+  migrate: { 1: LEASES },
   create: `
     CREATE TABLE troupe_runs (
       run_id TEXT PRIMARY KEY,
@@ -40,7 +55,7 @@ export const CHECKPOINT_TABLES: Component = {
       data TEXT NOT NULL,
       PRIMARY KEY (run_id, seq)
     ) STRICT, WITHOUT ROWID;
-  `,
+  ${LEASES}`,
 };
 
 interface RunRow {
@@ -66,6 +81,18 @@ interface Statements {
   list: Statement<[], RunRow>;
   deleteEntries: Statement<[string]>;
   deleteRun: Statement<[string]>;
+  lease: Statement<[string], { owner: string; expires_at: number } | undefined>;
+  putLease: Statement<[string, string, number]>;
+  deleteLease: Statement<[string]>;
+  releaseLease: Statement<[string, string]>;
+}
+
+/** One append of a group commit (see `appendBatch`). */
+export interface AppendRequest {
+  readonly runId: string;
+  readonly entries: readonly CheckpointEntry[];
+  readonly head: CheckpointHead;
+  readonly fence?: AppendFence;
 }
 
 interface HeadParams {
@@ -91,7 +118,8 @@ export class SqliteCheckpointStore implements CheckpointStore {
   private readonly file: SqliteFile;
   private readonly now: () => number;
   private statements: Statements | undefined;
-  private appendTx: ((runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead) => void) | undefined;
+  private appendTx: ((runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead, fence: AppendFence | undefined) => void) | undefined;
+  private batchTx: ((requests: readonly AppendRequest[]) => (Error | undefined)[]) | undefined;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.file = new SqliteFile(path, CHECKPOINT_TABLES, options);
@@ -103,12 +131,66 @@ export class SqliteCheckpointStore implements CheckpointStore {
     return this.file.path;
   }
 
-  append(runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead): void {
+  append(runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead, fence?: AppendFence): void {
     checkRunId(runId);
     checkEntries(entries, `run '${runId}'`);
     checkHead(head, `run '${runId}'`);
     this.prepare(true);
-    this.appendTx!(runId, entries, head);
+    this.appendTx!(runId, entries, head, fence);
+  }
+
+  /**
+   * Group commit: every request in one transaction (one sync to disk), each under its own
+   * savepoint, so a refused request (fence, newer schema, invalid entry) writes nothing and
+   * the others still commit. Returns each request's error, or undefined when it was stored.
+   * Throws only when the transaction itself fails (then nothing was written).
+   */
+  appendBatch(requests: readonly AppendRequest[]): (Error | undefined)[] {
+    const checked = requests.map((r): Error | undefined => {
+      try {
+        checkRunId(r.runId);
+        checkEntries(r.entries, `run '${r.runId}'`);
+        checkHead(r.head, `run '${r.runId}'`);
+        return undefined;
+      } catch (error) {
+        return error as Error;
+      }
+    });
+    this.prepare(true);
+    const valid = requests.filter((_, i) => checked[i] === undefined);
+    const results = valid.length > 0 ? this.batchTx!(valid) : [];
+    let next = 0;
+    return checked.map((error) => error ?? results[next++]);
+  }
+
+  claim(runId: string, owner: string, ttlMs: number): Lease {
+    checkRunId(runId);
+    const db = this.prepare(true);
+    const s = this.statements!;
+    return db.transaction(() => {
+      const now = this.now();
+      const held = s.lease.get(runId);
+      if (held && held.owner !== owner && held.expires_at > now) throw new RunLocked(runId, { owner: held.owner, expiresAt: held.expires_at });
+      s.putLease.run(runId, owner, now + ttlMs);
+      return { runId, owner, expiresAt: now + ttlMs };
+    }).immediate();
+  }
+
+  renew(runId: string, owner: string, ttlMs: number): Lease {
+    const db = this.prepare(true);
+    const s = this.statements!;
+    return db.transaction(() => {
+      const held = s.lease.get(runId);
+      if (!held || held.owner !== owner) throw lostLease(runId, owner, held && { runId, owner: held.owner, expiresAt: held.expires_at });
+      const expiresAt = this.now() + ttlMs;
+      s.putLease.run(runId, owner, expiresAt);
+      return { runId, owner, expiresAt };
+    }).immediate();
+  }
+
+  release(runId: string, owner: string): void {
+    if (!this.prepare(false)) return;
+    this.statements!.releaseLease.run(runId, owner);
   }
 
   load(runId: string): { entries: readonly CheckpointEntry[]; head: CheckpointHead; schemaVersion: number } | undefined {
@@ -133,7 +215,8 @@ export class SqliteCheckpointStore implements CheckpointStore {
       if (entries.length !== row.entry_count) {
         throw new UserError(`${where} is corrupt: its head records ${row.entry_count} entries but ${entries.length} are stored.`);
       }
-      return { entries, head, schemaVersion };
+      const lease = s.lease.get(runId);
+      return { entries, head, schemaVersion, ...(lease ? { lease: { runId, owner: lease.owner, expiresAt: lease.expires_at } } : {}) };
     })();
   }
 
@@ -158,6 +241,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     const s = this.statements!;
     return db.transaction(() => {
       s.deleteEntries.run(runId);
+      s.deleteLease.run(runId);
       return s.deleteRun.run(runId).changes > 0;
     }).immediate();
   }
@@ -165,6 +249,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   close(): void {
     this.statements = undefined;
     this.appendTx = undefined;
+    this.batchTx = undefined;
     this.file.close();
   }
 
@@ -193,20 +278,25 @@ export class SqliteCheckpointStore implements CheckpointStore {
         VALUES (@runId, @version, @agent, @turn, @status, @usage, @output, @error, @count, @now, @now)
         ON CONFLICT (run_id) DO UPDATE SET
           agent = excluded.agent, turn = excluded.turn, status = excluded.status, usage = excluded.usage,
-          output = excluded.output, error = excluded.error, entry_count = excluded.entry_count, updated_at = excluded.updated_at`),
+          output = excluded.output, error = excluded.error, entry_count = excluded.entry_count, updated_at = excluded.updated_at,
+          schema_version = excluded.schema_version`),
       run: db.prepare('SELECT * FROM troupe_runs WHERE run_id = ?'),
       entries: db.prepare('SELECT seq, kind, data FROM troupe_entries WHERE run_id = ? ORDER BY seq'),
       list: db.prepare('SELECT * FROM troupe_runs ORDER BY rowid'),
       deleteEntries: db.prepare('DELETE FROM troupe_entries WHERE run_id = ?'),
       deleteRun: db.prepare('DELETE FROM troupe_runs WHERE run_id = ?'),
+      lease: db.prepare('SELECT owner, expires_at FROM troupe_leases WHERE run_id = ?'),
+      putLease: db.prepare('INSERT INTO troupe_leases (run_id, owner, expires_at) VALUES (?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at'),
+      deleteLease: db.prepare('DELETE FROM troupe_leases WHERE run_id = ?'),
+      releaseLease: db.prepare('DELETE FROM troupe_leases WHERE run_id = ? AND owner = ?'),
     };
-    const tx = db.transaction((runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead) => {
+    const write = (runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead, fence: AppendFence | undefined): void => {
       const stored = s.position.get(runId);
-      if (stored) {
-        const version = checkSchemaVersion(stored.schema_version, CHECKPOINT_SCHEMA_VERSION, `${this.file.where}: run '${runId}'`);
-        if (version !== CHECKPOINT_SCHEMA_VERSION) {
-          throw new UserError(`${this.file.where}: run '${runId}' was written with checkpoint schemaVersion ${version}; this version of troupe appends only to version ${CHECKPOINT_SCHEMA_VERSION} runs.`);
-        }
+      // An older-format run is upgraded by appending (its old entries still read); a newer one is refused.
+      if (stored) checkSchemaVersion(stored.schema_version, CHECKPOINT_SCHEMA_VERSION, `${this.file.where}: run '${runId}'`);
+      if (fence) {
+        const held = s.lease.get(runId);
+        checkFence(runId, fence, held && { runId, owner: held.owner, expiresAt: held.expires_at }, stored?.entry_count ?? 0, this.now());
       }
       let count = stored?.entry_count ?? 0;
       for (const entry of entries) {
@@ -225,9 +315,22 @@ export class SqliteCheckpointStore implements CheckpointStore {
         count,
         now: this.now(),
       });
-    });
+    };
+    const tx = db.transaction(write);
     // BEGIN IMMEDIATE: take the write lock up front, so two writers never deadlock on an upgrade.
-    this.appendTx = (runId, entries, head) => tx.immediate(runId, entries, head);
+    this.appendTx = (runId, entries, head, fence) => tx.immediate(runId, entries, head, fence);
+    // A nested better-sqlite3 transaction is a savepoint: a refused request rolls back alone.
+    const batch = db.transaction((requests: readonly AppendRequest[]) =>
+      requests.map((r): Error | undefined => {
+        try {
+          tx(r.runId, r.entries, r.head, r.fence);
+          return undefined;
+        } catch (error) {
+          return error instanceof Error ? error : new Error(String(error));
+        }
+      }),
+    );
+    this.batchTx = (requests) => batch.immediate(requests);
     this.statements = s;
     return db;
   }

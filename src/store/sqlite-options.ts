@@ -19,8 +19,10 @@ export interface Component {
   readonly name: string;
   /** Layout version this build creates and reads. */
   readonly version: number;
-  /** Statements creating the component's tables (run once, in the creating transaction). */
+  /** Statements creating the component's tables at `version` (run once, in the creating transaction). */
   readonly create: string;
+  /** `migrate[v]` takes an existing layout from version v to v + 1 (run in the opening transaction). */
+  readonly migrate?: Readonly<Record<number, string>>;
   /** Human name for messages, e.g. "checkpoint store". */
   readonly label: string;
 }

@@ -79,9 +79,15 @@ export class SqliteFile {
         return;
       }
       const what = `'${component.name}' table layout version`;
-      const version = checkSchemaVersion(row.version, component.version, this.where, what);
-      // Older layouts would be migrated here, inside this transaction. Version 1 is the first.
-      if (version !== component.version) throw new UserError(`${this.where} uses ${what} ${version}, which this version of troupe cannot migrate.`);
+      let version = checkSchemaVersion(row.version, component.version, this.where, what);
+      // Older layouts are migrated step by step inside this transaction: all steps or none.
+      while (version < component.version) {
+        const step = component.migrate?.[version];
+        if (step === undefined) throw new UserError(`${this.where} uses ${what} ${version}, which this version of troupe cannot migrate.`);
+        db.exec(step);
+        version += 1;
+      }
+      db.prepare('UPDATE troupe_meta SET schema_version = ? WHERE component = ?').run(version, component.name);
     }).immediate();
   }
 

@@ -36,7 +36,7 @@ describe.each(kinds)('%s', (_name, make) => {
     expect(store.load('r1')).toEqual({
       entries: [input('hello'), reply(1, ['c1', 'c2']), result(1, 'c2'), result(1, 'c1'), turnEnd(1)],
       head: { agent: 'a', turn: 1, usage: usage(3), status: 'completed', output: 'done' },
-      schemaVersion: 1,
+      schemaVersion: 2,
     });
   });
 
@@ -47,10 +47,10 @@ describe.each(kinds)('%s', (_name, make) => {
     expect(store.load('r1')).toEqual({
       entries: [input()],
       head: { agent: 'a', turn: 0, usage: usage(0), status: 'failed', error: { name: 'BudgetExceeded', message: 'tool call count 3 exceeds budget 2' } },
-      schemaVersion: 1,
+      schemaVersion: 2,
     });
     store.append('r2', [], head());
-    expect(store.load('r2')).toEqual({ entries: [], head: head(), schemaVersion: 1 });
+    expect(store.load('r2')).toEqual({ entries: [], head: head(), schemaVersion: 2 });
   });
 
   it('keeps runs apart', () => {
@@ -85,9 +85,9 @@ describe.each(kinds)('%s', (_name, make) => {
     store.append('b', [turnEnd(1)], head({ turn: 1, status: 'completed', output: 'ok' })); // t=102
     store.append('c', [], head({ status: 'interrupted' })); // t=103
     expect(store.list()).toEqual([
-      { runId: 'b', schemaVersion: 1, head: head({ turn: 1, status: 'completed', output: 'ok' }), entries: 3, createdAt: 100, updatedAt: 102 },
-      { runId: 'a', schemaVersion: 1, head: head(), entries: 1, createdAt: 101, updatedAt: 101 },
-      { runId: 'c', schemaVersion: 1, head: head({ status: 'interrupted' }), entries: 0, createdAt: 103, updatedAt: 103 },
+      { runId: 'b', schemaVersion: 2, head: head({ turn: 1, status: 'completed', output: 'ok' }), entries: 3, createdAt: 100, updatedAt: 102 },
+      { runId: 'a', schemaVersion: 2, head: head(), entries: 1, createdAt: 101, updatedAt: 101 },
+      { runId: 'c', schemaVersion: 2, head: head({ status: 'interrupted' }), entries: 0, createdAt: 103, updatedAt: 103 },
     ]);
     expect(store.list({ status: 'running' }).map((r) => r.runId)).toEqual(['a']);
     expect(store.list({ status: ['running', 'interrupted'] }).map((r) => r.runId)).toEqual(['a', 'c']);
@@ -131,14 +131,14 @@ describe.each(kinds)('%s', (_name, make) => {
     );
     expectUserError(
       () => store.append('r1', [turnEnd(1)], head({ status: 'paused' as never })),
-      "Cannot append to run 'r1': the head is invalid: field 'status' must be one of running, completed, failed, interrupted, got \"paused\".",
+      "Cannot append to run 'r1': the head is invalid: field 'status' must be one of running, suspended, completed, failed, interrupted, got \"paused\".",
     );
     expectUserError(
       () => store.append('r1', [turnEnd(1)], { ...head(), usage: { inputTokens: 1 } as never }),
       "Cannot append to run 'r1': the head is invalid: missing field 'usage.outputTokens'.",
     );
     expectUserError(() => store.append('', [input()], head()), 'A run id must be a non-empty string, got "".');
-    expect(store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 1 });
+    expect(store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 2 });
   });
 });
 

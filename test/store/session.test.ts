@@ -140,7 +140,7 @@ describe('SqliteSession', () => {
     expect(session.history('s')).toEqual([user('hi'), assistant('hello')]);
     const db = raw(path);
     expect(db.prepare('SELECT component, schema_version FROM troupe_meta ORDER BY component').all()).toEqual([
-      { component: 'checkpoints', schema_version: 1 },
+      { component: 'checkpoints', schema_version: 2 },
       { component: 'sessions', schema_version: 1 },
     ]);
     db.close();

@@ -54,15 +54,15 @@ describe('SqliteCheckpointStore: the file', () => {
     const { path } = storedRun();
     const db = raw(path);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT component, schema_version FROM troupe_meta').all()).toEqual([{ component: 'checkpoints', schema_version: 1 }]);
-    expect(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").pluck().all()).toEqual(['troupe_entries', 'troupe_meta', 'troupe_runs']);
+    expect(db.prepare('SELECT component, schema_version FROM troupe_meta').all()).toEqual([{ component: 'checkpoints', schema_version: 2 }]);
+    expect(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name").pluck().all()).toEqual(['troupe_entries', 'troupe_leases', 'troupe_meta', 'troupe_runs']);
     expect(db.prepare('SELECT run_id, seq, kind FROM troupe_entries').all()).toEqual([
       { run_id: 'r1', seq: 1, kind: 'input' },
       { run_id: 'r1', seq: 2, kind: 'reply' },
       { run_id: 'r1', seq: 3, kind: 'result' },
     ]);
     expect(db.prepare('SELECT run_id, schema_version, agent, turn, status, usage, output, error, entry_count, created_at, updated_at FROM troupe_runs').all()).toEqual([
-      { run_id: 'r1', schema_version: 1, agent: 'a', turn: 1, status: 'running', usage: JSON.stringify(usage(0)), output: null, error: null, entry_count: 3, created_at: 1000, updated_at: 1002 },
+      { run_id: 'r1', schema_version: 2, agent: 'a', turn: 1, status: 'running', usage: JSON.stringify(usage(0)), output: null, error: null, entry_count: 3, created_at: 1000, updated_at: 1002 },
     ]);
     db.close();
   });
@@ -77,7 +77,7 @@ describe('SqliteCheckpointStore: the file', () => {
     expect(again.load('r1')).toEqual({
       entries: [input(), reply(1, ['c1']), result(1, 'c1'), turnEnd(1)],
       head: head({ turn: 1, status: 'completed', output: 'ok' }),
-      schemaVersion: 1,
+      schemaVersion: 2,
     });
     again.close();
   });
@@ -146,7 +146,7 @@ describe('SqliteCheckpointStore: append-only writes', () => {
     db.exec("CREATE TRIGGER boom BEFORE INSERT ON troupe_entries WHEN NEW.seq = 3 BEGIN SELECT RAISE(ABORT, 'disk says no'); END;");
     db.close();
     expect(() => store.append('r1', [reply(1, ['c1']), result(1, 'c1')], head({ turn: 1, usage: usage(5) }))).toThrow('disk says no');
-    expect(store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 1 });
+    expect(store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 2 });
     store.append('r1', [reply(1)], head({ turn: 1 }));
     expect(store.load('r1')?.entries).toEqual([input(), reply(1)]);
     store.close();
@@ -217,11 +217,11 @@ describe('SqliteCheckpointStore: damaged or newer files are a UserError, never a
     damage(path, "UPDATE troupe_runs SET status = 'paused'");
     expectUserError(
       () => reopen().load('r1'),
-      `SQLite checkpoint store '${path}': run 'r1' head is corrupt: field 'status' must be one of running, completed, failed, interrupted, got "paused".`,
+      `SQLite checkpoint store '${path}': run 'r1' head is corrupt: field 'status' must be one of running, suspended, completed, failed, interrupted, got "paused".`,
     );
     expectUserError(
       () => reopen().list(),
-      `SQLite checkpoint store '${path}': run 'r1' head is corrupt: field 'status' must be one of running, completed, failed, interrupted, got "paused".`,
+      `SQLite checkpoint store '${path}': run 'r1' head is corrupt: field 'status' must be one of running, suspended, completed, failed, interrupted, got "paused".`,
     );
     damage(path, `UPDATE troupe_runs SET status = 'running', usage = '{"inputTokens":1}'`);
     expectUserError(() => reopen().load('r1'), `SQLite checkpoint store '${path}': run 'r1' head is corrupt: missing field 'usage.outputTokens'.`);
@@ -233,8 +233,8 @@ describe('SqliteCheckpointStore: damaged or newer files are a UserError, never a
 
   it('a run written with a newer schemaVersion: load, list and append refuse it and write nothing', () => {
     const { path, reopen } = storedRun();
-    damage(path, 'UPDATE troupe_runs SET schema_version = 2');
-    const message = `SQLite checkpoint store '${path}': run 'r1' uses checkpoint schemaVersion 2, but this version of troupe reads only up to 1; upgrade troupe to load it.`;
+    damage(path, 'UPDATE troupe_runs SET schema_version = 3');
+    const message = `SQLite checkpoint store '${path}': run 'r1' uses checkpoint schemaVersion 3, but this version of troupe reads only up to 2; upgrade troupe to load it.`;
     const store = reopen();
     expectUserError(() => store.load('r1'), message);
     expectUserError(() => store.list(), message);
@@ -249,10 +249,10 @@ describe('SqliteCheckpointStore: damaged or newer files are a UserError, never a
 
   it('a file whose tables have a newer layout version', () => {
     const { path, reopen } = storedRun();
-    damage(path, "UPDATE troupe_meta SET schema_version = 2 WHERE component = 'checkpoints'");
+    damage(path, "UPDATE troupe_meta SET schema_version = 3 WHERE component = 'checkpoints'");
     expectUserError(
       () => reopen().load('r1'),
-      `SQLite checkpoint store '${path}' uses 'checkpoints' table layout version 2, but this version of troupe reads only up to 1; upgrade troupe to load it.`,
+      `SQLite checkpoint store '${path}' uses 'checkpoints' table layout version 3, but this version of troupe reads only up to 2; upgrade troupe to load it.`,
     );
   });
 
