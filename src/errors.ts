@@ -72,6 +72,21 @@ export class RunLocked extends TroupeError {
   }
 }
 
+/**
+ * `result()` of a run that parked for approvals (`run_suspended`): it did not fail and can be
+ * continued with `Runner.resume` once its approvals are decided (`Runner.decide`).
+ */
+export class RunSuspended extends TroupeError {
+  override readonly code = 'RUN_SUSPENDED';
+  readonly runId: string;
+  readonly approvals: readonly { readonly approvalId: string; readonly callId: string; readonly tool: string; readonly arguments: string; readonly requestedAt: number }[];
+  constructor(runId: string, approvals: RunSuspended['approvals']) {
+    super(`Run '${runId}' is suspended, waiting for ${approvals.length === 1 ? 'approval' : 'approvals'} ${approvals.map((a) => `'${a.approvalId}' (${a.tool})`).join(', ')}; decide with Runner.decide and continue with Runner.resume.`);
+    this.runId = runId;
+    this.approvals = approvals;
+  }
+}
+
 /** Why an AbortSignal aborted, as a RunCancelled reason (a RunCancelled's own reason, an error's message, a string). */
 export function abortReason(signal: AbortSignal): string {
   const reason: unknown = signal.reason;

@@ -147,6 +147,25 @@ export interface HandoffOccurredEvent extends EventBase { readonly type: 'handof
 export interface TurnEndedEvent extends EventBase { readonly type: 'turn_ended'; readonly turn: number; readonly usage: Usage }
 export interface RunCompletedEvent extends EventBase { readonly type: 'run_completed'; readonly output: string; readonly usage: Usage; readonly turns: number }
 export interface RunFailedEvent extends EventBase { readonly type: 'run_failed'; readonly error: Error; readonly usage: Usage; readonly turns: number }
+/**
+ * The run parked while only approvals wait (stored status "suspended", lease released, nothing
+ * left running). It ends the stream; decide with `Runner.decide`, continue with `Runner.resume`.
+ */
+export interface RunSuspendedEvent extends EventBase {
+  readonly type: 'run_suspended';
+  readonly turn: number;
+  readonly approvals: readonly SuspendedApproval[];
+  readonly usage: Usage;
+}
+/** An approval a suspended run waits for. */
+export interface SuspendedApproval {
+  readonly approvalId: string;
+  readonly callId: string;
+  readonly tool: string;
+  /** The call's raw argument text, as the model sent it. */
+  readonly arguments: string;
+  readonly requestedAt: number;
+}
 
 export type RunEvent =
   | RunStartedEvent
@@ -167,6 +186,7 @@ export type RunEvent =
   | HandoffOccurredEvent
   | TurnEndedEvent
   | RunCompletedEvent
-  | RunFailedEvent;
+  | RunFailedEvent
+  | RunSuspendedEvent;
 
 export type RunEventType = RunEvent['type'];

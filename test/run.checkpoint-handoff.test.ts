@@ -10,27 +10,27 @@ describe('checkpoint state', () => {
     const echo = tool({ name: 'echo', description: 'd', parameters: z.object({}), execute: () => 'e' });
     const model = new ScriptedModel([batch([['echo', {}, 'a'], ['echo', {}, 'b']]), text('done')]);
     const events = await collect(Runner.stream(new Agent({ name: 'x', model, tools: [echo] }), 'q', { checkpoint: { store, runId: 'cp-1' } }));
+    // Entries are written at the end of each step, together (group commit): the input with the
+    // first model request, the reply before the tools' code runs, both results with the turn end.
     expect(trace(events)).toEqual([
       'run_started',
-      'checkpoint_saved',
       'turn_started',
-      'message_completed',
       'checkpoint_saved',
+      'message_completed',
       'tool_call_started:a',
       'tool_call_started:b',
+      'checkpoint_saved',
       'tool_call_completed:a',
-      'checkpoint_saved',
       'tool_call_completed:b',
-      'checkpoint_saved',
       'checkpoint_saved',
       'turn_ended',
       'turn_started',
       'message_completed',
-      'checkpoint_saved',
       'checkpoint_saved',
       'turn_ended',
       'run_completed',
     ]);
+    expect(events.filter((e) => e.type === 'checkpoint_saved').map((e) => (e as { entries: number }).entries)).toEqual([1, 1, 3, 2]);
     const saved = store.load('cp-1')!;
     expect(saved.entries.map((e) => e.kind)).toEqual(['input', 'reply', 'result', 'result', 'turn_end', 'reply', 'turn_end']);
     expect(saved.head).toMatchObject({ agent: 'x', turn: 2, status: 'completed', output: 'done' });

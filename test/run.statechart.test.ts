@@ -7,10 +7,10 @@ import { collect, deferred, flush } from './helpers.js';
 describe('the run statechart', () => {
   it('has the explicit states of the design', () => {
     const root = getRunMachine().root;
-    expect(Object.keys(root.states)).toEqual(['idle', 'restoring', 'starting', 'turn', 'stopping', 'finishing', 'savingSession', 'completed', 'failed', 'cancelled']);
+    expect(Object.keys(root.states)).toEqual(['idle', 'restoring', 'starting', 'turn', 'stopping', 'suspending', 'finishing', 'savingSession', 'completed', 'failed', 'cancelled', 'suspended']);
     expect(Object.keys(root.states.turn!.states)).toEqual(['checkLimits', 'model', 'replied', 'executing', 'afterTools', 'checkpoint', 'turnEnd', 'closing', 'ending', 'handoff']);
     expect(Object.keys(root.states.turn!.states.executing!.states)).toEqual(['preflight', 'throttled', 'approvalWait', 'barrier', 'draining']);
-    expect(['completed', 'failed', 'cancelled'].map((s) => root.states[s]!.type)).toEqual(['final', 'final', 'final']);
+    expect(['completed', 'failed', 'cancelled', 'suspended'].map((s) => root.states[s]!.type)).toEqual(['final', 'final', 'final', 'final']);
   });
 
   it('sits in approvalWait, then the barrier states, while the run waits there', async () => {

@@ -22,6 +22,14 @@ export interface ApprovalInput {
   reportFailure(error: Error): void;
   /** beforeToolCall hooks: a block reason, or undefined to go on. May throw. */
   block?(): Promise<string | undefined>;
+  /** A decision recorded in the run's log for exactly these arguments (resume, `Runner.decide`): it applies without asking. */
+  readonly recorded?: { readonly approved: boolean; readonly reason?: string };
+  /** When the stored request of this wait was made (resume): the timeout counts from there. */
+  readonly requestedAt?: number;
+  /** The wait opened (after the predicate said it is needed): the run logs the request. Must not throw. */
+  onOpened?(view: PendingApproval): void;
+  /** The wait ended with this outcome. Must not throw. */
+  onDecided?(outcome: ApprovalOutcome): void;
 }
 
 /**
@@ -51,9 +59,10 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
     return { approved: false, by: 'error' };
   }
   if (!needed) return { approved: true, by: 'policy' };
+  if (input.recorded) return { approved: input.recorded.approved, by: 'record', ...(input.recorded.reason !== undefined ? { reason: input.recorded.reason } : {}) };
   if (signal.aborted) return { approved: false, by: 'cancel' };
   return new Promise<ApprovalOutcome>((resolve) => {
-    const view: PendingApproval = { ...input.view, requestedAt: Date.now() };
+    const view: PendingApproval = { ...input.view, requestedAt: input.requestedAt ?? Date.now() };
     let done = false;
     let handlerAsked = false;
     let leftToConsumer = false;
@@ -64,7 +73,9 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
       if (timer) clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
       router.settle(view.approvalId, approved);
-      resolve({ approved, by, ...(reason !== undefined ? { reason } : {}), ...(approved && edits ? { edits: { args: edits.args } } : {}) });
+      const outcome: ApprovalOutcome = { approved, by, ...(reason !== undefined ? { reason } : {}), ...(approved && edits ? { edits: { args: edits.args } } : {}) };
+      input.onDecided?.(outcome);
+      resolve(outcome);
     };
     const askHandler = async (): Promise<void> => {
       if (handlerAsked || done) return;
@@ -88,13 +99,15 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
     };
     const onAbort = (): void => finish(false, 'cancel');
     signal.addEventListener('abort', onAbort, { once: true });
-    if (input.timeoutMs !== undefined) timer = setTimeout(() => finish(false, 'timeout'), input.timeoutMs);
+    // A durable wait's timeout counts from its stored request time, across restarts.
+    if (input.timeoutMs !== undefined) timer = setTimeout(() => finish(false, 'timeout'), Math.max(0, input.timeoutMs - (Date.now() - view.requestedAt)));
     router.register({
       view,
       decide: finish,
       consumerPassed: () => void askHandler(),
       consumerLeft: () => (leftToConsumer ? finish(false, 'handler') : void askHandler()),
     });
+    input.onOpened?.(view);
     input.announce(view, (approved, reason, edits) => finish(approved, 'consumer', reason, edits));
     if (router.consumerGone || router.passImmediately) void askHandler();
   });

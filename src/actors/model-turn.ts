@@ -16,6 +16,8 @@ export interface ModelTurnInput {
   shape?(request: Omit<ModelRequest, 'signal'>): Promise<Omit<ModelRequest, 'signal'>>;
   /** afterModelResponse hooks. @throws HookError */
   judge?(reply: ModelReply): Promise<AfterModelResponse | undefined>;
+  /** Settles when the run's log has stored everything the request is built from (durable runs). Never rejects. */
+  readonly logged?: Promise<void>;
 }
 
 export interface ModelReply {
@@ -34,6 +36,9 @@ export interface ModelReply {
  * Rejects with ModelError or HookError.
  */
 export async function streamModelTurn(input: ModelTurnInput, signal: AbortSignal): Promise<ModelReply> {
+  // Injected messages are stored before the model sees them; a failed write fails the run (log.failed) and aborts this.
+  if (input.logged) await input.logged;
+  if (signal.aborted) throw new ModelError('model request not sent: the run stopped');
   return judged(input, await streamReply(input, signal, input.shape ? await input.shape(input.request()) : input.request()));
 }
 

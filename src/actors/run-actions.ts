@@ -4,7 +4,7 @@ import { replyViolation, spendViolation, turnStartViolation } from '../rules/lim
 import type { RunMachineContext } from '../machines/run.guards.js';
 import type { ApprovalOutcome } from '../runtime/approvals.js';
 import { applyEdits, cancelFromResults, claimApproved, closeOpenCalls, dispatchAlone, dispatchApproved, holdApproved, recordResults, rejectDenied, rejectInvalidEdits } from '../runtime/run-calls.js';
-import { cancel, emitCompleted, emitFailed, fail, failWithGuardrail, failWithOutputError, queueEndMessages, queueRepair } from '../runtime/run-end.js';
+import { cancel, emitCompleted, emitFailed, emitSuspended, fail, failWithStoreError, failWithGuardrail, failWithOutputError, queueEndMessages, queueRepair } from '../runtime/run-end.js';
 import { foldAncestorSpend, foldChildSpend, type AncestorSpendEvent, type ChildSpendEvent } from '../runtime/run-spend.js';
 import type { HandoffInputFilter } from '../runtime/run-state.js';
 import { applyHandoff, discardReply, endTurn, queueMessage, queueSteer, recordHandoff, recordReply, startRun, startTurn, withdrawSteer } from '../runtime/run-turn.js';
@@ -12,6 +12,8 @@ import { errorText } from '../tools/render.js';
 import type { ModelReply } from './model-turn.js';
 import type { ToolsSettledEvent } from './tool-executor.js';
 import type { AnyActorRef } from 'xstate';
+import type { RunStatus } from '../store/checkpoint-store.js';
+import { trackSubRun, untrackSubRun } from '../runtime/run-subruns.js';
 
 type ActionArgs = { context: RunMachineContext; event: { type: string } };
 const ev = <T>(args: ActionArgs): T => args.event as unknown as T;
@@ -76,9 +78,19 @@ export const runActions = {
   foldAncestorSpend: (args: ActionArgs) => foldAncestorSpend(args.context.run, ev<AncestorSpendEvent>(args)),
   trackSubRun: (args: ActionArgs) => {
     const { runId, ref } = ev<{ runId: string; ref: AnyActorRef }>(args);
-    args.context.run.subRuns.set(runId, ref);
+    trackSubRun(args.context.run, runId, ref);
   },
-  untrackSubRun: (args: ActionArgs) => void args.context.run.subRuns.delete(ev<{ runId: string }>(args).runId),
+  untrackSubRun: (args: ActionArgs) => {
+    const { runId, status } = ev<{ runId: string; status: RunStatus }>(args);
+    untrackSubRun(args.context.run, runId, status);
+  },
+  failWithStoreError: (args: ActionArgs) => {
+    const error = ev<{ error: unknown }>(args).error;
+    // RunLocked and other typed errors stay as they are; a store's own error is named as a checkpoint failure.
+    failWithStoreError(args.context.run, error instanceof TroupeError ? error : new TroupeError(`checkpoint write failed: ${errorText(error)}`, { cause: error }));
+  },
+  requestSuspend: ({ context }: ActionArgs) => void (context.run.suspendRequested = true),
+  emitSuspended: ({ context }: ActionArgs) => emitSuspended(context.run),
   cancel: ({ context }: ActionArgs) => cancel(context.run),
   failWithCheckpointError: (args: ActionArgs) => {
     const error = ev<{ error: unknown }>(args).error;
@@ -88,9 +100,10 @@ export const runActions = {
     const error = ev<{ error: unknown }>(args).error;
     fail(args.context.run, new TroupeError(`session write failed: ${errorText(error)}`, { cause: error }));
   },
+  // A refused or failed restore is reported like a bad option: run_started, then run_failed; nothing is written.
   failWithRestoreError: (args: ActionArgs) => {
     const error = ev<{ error: unknown }>(args).error;
-    fail(args.context.run, error instanceof TroupeError ? error : new TroupeError(`checkpoint load failed: ${errorText(error)}`, { cause: error }));
+    args.context.run.configError = error instanceof TroupeError ? error : new TroupeError(`checkpoint load failed: ${errorText(error)}`, { cause: error });
   },
   emitCompleted: ({ context }: ActionArgs) => emitCompleted(context.run),
   emitFailed: ({ context }: ActionArgs) => emitFailed(context.run),

@@ -42,6 +42,8 @@ export function agentAsTool(agent: Agent, options: AgentToolOptions = {}): Tool 
       if (outcome.status === 'completed') {
         return toolResult({ content: outcome.output, details: { runId: outcome.runId, agent: outcome.agent, turns: outcome.turns, usage: outcome.usage } });
       }
+      // Sub-runs never park (only a root run suspends for approvals).
+      if (outcome.status === 'suspended') throw new ToolError(`agent '${agent.name}' suspended unexpectedly`);
       // RunCancelled raised inside the sub-run cancels the whole tree.
       if (outcome.error instanceof RunCancelled) throw outcome.error;
       // The sub-run's own failure is recoverable for the parent: report it as a tool error.

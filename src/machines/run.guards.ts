@@ -1,6 +1,6 @@
 import type { ApprovalOutcome } from '../runtime/approvals.js';
 import { currentSlot, cancelFromResults, editedArgs } from '../runtime/run-calls.js';
-import { finishesAfterTurn, inputCheckPending, outputProblem } from '../runtime/run-end.js';
+import { finishesAfterTurn, inputCheckPending, outputProblem, parkNow } from '../runtime/run-end.js';
 import { hasHook } from '../runtime/run-hooks.js';
 import type { ModelReply } from '../actors/model-turn.js';
 import type { Agent } from '../agent.js';
@@ -55,6 +55,7 @@ export const runGuards = {
     (event as unknown as { output: string[] }).output.length > 0 || context.run.inbox.length + context.run.steerQueue.length + context.run.followUps.length > 0,
   handoffPending: ({ context }: GuardArgs) => context.run.pendingHandoff !== undefined,
   noSession: ({ context }: GuardArgs) => context.run.options.session === undefined,
+  parkNow: ({ context }: GuardArgs) => parkNow(context.run),
 };
 
 export type RunGuardName = keyof typeof runGuards;

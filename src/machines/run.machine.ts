@@ -6,7 +6,7 @@ import { modelTurnActor } from '../actors/model-turn.js';
 import { runActions } from '../actors/run-actions.js';
 import { toolExecutorLogic, type ToolsSettledEvent } from '../actors/tool-executor.js';
 import { admitCalls, approvalInput, type PreflightVerdictEvent } from '../runtime/run-calls.js';
-import { checkpointInput, runEndInput } from '../runtime/run-end.js';
+import { checkpointInput, parkInput, runEndInput } from '../runtime/run-end.js';
 import { restoreInput, sessionInput } from '../runtime/run-restore.js';
 import type { AncestorSpendEvent, ChildSpendEvent, SubRunLifecycleEvent } from '../runtime/run-spend.js';
 import { createRunState, type HandoffInputFilter, type RunInput, type RunOutcome } from '../runtime/run-state.js';
@@ -34,6 +34,12 @@ export type RunMachineEvent =
   /** The input guardrails (running beside the first turn) passed, or one tripped. */
   | { type: 'guardrail.passed' }
   | { type: 'guardrail.tripped'; error: Error }
+  /** The run's log could not be written (store error, lost lease): the run fails at once. */
+  | { type: 'log.failed'; error: Error }
+  /** Park the run at its next approval wait (durable runs; `handle.suspend()`). */
+  | { type: 'SUSPEND' }
+  /** An approval wait of the current call opened (the predicate said a decision is needed). */
+  | { type: 'approval.opened'; approvalId: string }
   | ToolsSettledEvent
   | PreflightVerdictEvent;
 
@@ -44,7 +50,8 @@ export type RunMachineEvent =
  *
  * turn = checkLimits → model → replied → executing[preflight ⇄ approvalWait / barrier → draining]
  *        → afterTools → checkpoint → turnEnd → [closing → ending] | [handoff] → next turn | finishing
- * terminal: completed, failed, cancelled (cancel reports run_failed(RunCancelled)).
+ * terminal: completed, failed, cancelled (cancel reports run_failed(RunCancelled)), suspended
+ * (a durable run parked at an approval wait: suspending stores it, then the lease is released).
  */
 export const runMachine = setup({
   types: {} as { context: RunMachineContext; events: RunMachineEvent; input: RunInput; output: RunOutcome },
@@ -91,6 +98,9 @@ export const runMachine = setup({
     'guardrail.passed': { actions: 'markInputChecked' },
     // An input guardrail tripped (from any state, tools running or not): the run fails with it.
     'guardrail.tripped': { target: '.failed', actions: 'failWithGuardrail' },
+    // The store refused or failed a write (or the lease was lost): running calls abort, the run fails now.
+    'log.failed': { target: '.failed', actions: 'failWithStoreError' },
+    SUSPEND: { actions: 'requestSuspend' },
   },
   states: {
     idle: {
@@ -112,7 +122,8 @@ export const runMachine = setup({
         src: 'restore',
         input: ({ context }) => restoreInput(context.run),
         onDone: { target: 'starting' },
-        onError: { target: 'failed', actions: 'failWithRestoreError' },
+        // Refused (locked, "fail", damaged log, unreachable agent): run_started, run_failed; nothing written.
+        onError: { target: 'starting', actions: 'failWithRestoreError' },
       },
     },
     starting: {
@@ -176,6 +187,9 @@ export const runMachine = setup({
             // maxConcurrentToolCalls: the next cleared call waits for a free slot, in request order.
             throttled: { always: { guard: 'hasCapacity', target: 'preflight' } },
             approvalWait: {
+              // Durable runs may park here: nothing in flight and only this decision awaited.
+              always: { guard: 'parkNow', target: '#run.suspending' },
+              on: { 'approval.opened': { guard: 'parkNow', target: '#run.suspending' } },
               invoke: {
                 id: 'approval',
                 src: 'approval',
@@ -278,6 +292,16 @@ export const runMachine = setup({
         },
       },
     },
+    // Parked for approvals: the head is stored as "suspended", then the lease is released.
+    suspending: {
+      invoke: {
+        id: 'park',
+        src: 'checkpoint',
+        input: ({ context }) => parkInput(context.run),
+        onDone: { target: 'suspended' },
+        onError: { target: 'failed', actions: 'failWithCheckpointError' },
+      },
+    },
     // Completed runs join their session before run_completed, so the next run sees them.
     finishing: { always: [{ guard: 'noSession', target: 'completed' }, { target: 'savingSession' }] },
     savingSession: {
@@ -292,6 +316,7 @@ export const runMachine = setup({
     completed: { type: 'final', entry: 'emitCompleted' },
     failed: { type: 'final', entry: 'emitFailed' },
     cancelled: { type: 'final', entry: ['cancel', 'emitFailed'] },
+    suspended: { type: 'final', entry: 'emitSuspended' },
   },
 });
 

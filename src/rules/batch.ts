@@ -48,3 +48,8 @@ export function finalOutput(reply: AssistantMessage | undefined, calls: readonly
   if (reply.toolCalls.length === 0 || stopped) return reply.content;
   return calls.map((c) => c.output).join('\n');
 }
+
+/** Suspend rule: a run parks only when nothing of it is running and the one thing it waits for is a decision. */
+export function shouldPark(inFlight: number, waitOpen: boolean): boolean {
+  return inFlight === 0 && waitOpen;
+}

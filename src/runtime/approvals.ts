@@ -24,7 +24,8 @@ export interface PendingApproval {
 export type ApprovalTarget = string | { readonly runId: string; readonly callId: string };
 
 /** Who ended a wait. */
-export type DecidedBy = 'consumer' | 'handler' | 'timeout' | 'cancel' | 'error' | 'policy' | 'hook';
+/** `record`: a decision found in the run's log (made before a restart, or by `Runner.decide`). */
+export type DecidedBy = 'consumer' | 'handler' | 'timeout' | 'cancel' | 'error' | 'policy' | 'hook' | 'record';
 
 export interface ApprovalOutcome {
   readonly approved: boolean;
@@ -88,6 +89,11 @@ export class ApprovalRouter {
     const watchers = this.watchers.get(approvalId);
     this.watchers.delete(approvalId);
     for (const watch of watchers ?? []) watch(approved);
+  }
+
+  /** Whether a wait is open under this approval id. */
+  isWaiting(approvalId: string): boolean {
+    return this.waits.has(approvalId);
   }
 
   pending(): PendingApproval[] {

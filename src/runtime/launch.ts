@@ -6,7 +6,7 @@ import type { Message, RunEvent, RunInputValue, Usage } from '../types.js';
 import type { ApprovalRouter } from './approvals.js';
 import type { HumanRouter } from './humans.js';
 import type { RunOptions } from './run-options.js';
-import type { RunOutcome } from './run-state.js';
+import type { RunOutcome, RunState } from './run-state.js';
 
 export interface RunResult {
   readonly runId: string;
@@ -62,7 +62,11 @@ export function launchRun(params: LaunchParams): LaunchedRun {
   actor.subscribe({
     complete: () => {
       options.signal?.removeEventListener('abort', onAbort);
-      settle(actor.getSnapshot().output as RunOutcome);
+      const snapshot = actor.getSnapshot() as { output: RunOutcome; context: { run: RunState } };
+      // The outcome is given once the run's last writes are stored and its lease is released.
+      const log = snapshot.context.run.runLog;
+      if (log) void log.close().then(() => settle(snapshot.output));
+      else settle(snapshot.output);
     },
     // An error inside the statechart itself must still end the stream with run_failed.
     error: (caught: unknown) => {

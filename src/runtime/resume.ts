@@ -1,5 +1,5 @@
 import { UserError } from '../errors.js';
-import type { CheckpointEntry, CheckpointHead } from '../store/checkpoint-store.js';
+import type { ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointHead } from '../store/checkpoint-store.js';
 import type { AssistantMessage, Message, ToolResultMessage } from '../types.js';
 
 /** A run rebuilt from its stored log. */
@@ -15,7 +15,15 @@ export interface RestoredRun {
    * the calls without a result run again (under the same turn number). Results are keyed by
    * the call's index in the reply; a repeated call id pairs with its occurrences in order.
    */
-  readonly openTurn: { readonly reply: AssistantMessage; readonly results: ReadonlyMap<number, ToolResultMessage> } | undefined;
+  readonly openTurn: { readonly reply: AssistantMessage; readonly results: ReadonlyMap<number, StoredResult> } | undefined;
+  /** Approval requests of the open turn by approval id, with their recorded decision if any. */
+  readonly approvals: ReadonlyMap<string, { readonly request: ApprovalRequestEntry; readonly decision: ApprovalDecisionEntry | undefined }>;
+}
+
+/** A stored tool result and whether it asked the run to stop. */
+export interface StoredResult {
+  readonly message: ToolResultMessage;
+  readonly terminate: boolean;
 }
 
 /**
@@ -27,7 +35,8 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
   const transcript: Message[] = [];
   let turn = 0;
   let toolCalls = 0;
-  let open: { reply: AssistantMessage; results: Map<number, ToolResultMessage> } | undefined;
+  let open: { reply: AssistantMessage; results: Map<number, StoredResult> } | undefined;
+  const approvals = new Map<string, { request: ApprovalRequestEntry; decision: ApprovalDecisionEntry | undefined }>();
   entries.forEach((entry, index) => {
     switch (entry.kind) {
       case 'input':
@@ -39,6 +48,7 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
         turn = entry.turn;
         toolCalls += reply.toolCalls.length;
         open = { reply, results: new Map() };
+        approvals.clear();
         break;
       }
       case 'result': {
@@ -49,15 +59,32 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
         if (!turn || at < 0) {
           throw new UserError(`Checkpoint entry ${index + 1} is a result for call '${result.callId}', which the stored turn did not request.`);
         }
-        turn.results.set(at, result);
+        turn.results.set(at, { message: result, terminate: entry.terminate === true });
         break;
       }
       case 'turn_end':
         open = undefined;
+        approvals.clear();
+        break;
+      case 'handoff':
+        // The head names the agent the run is on; the entry records when the switch happened.
+        break;
+      case 'approval_request':
+        approvals.set(entry.approvalId, { request: entry, decision: undefined });
+        break;
+      case 'approval_decision': {
+        const waiting = approvals.get(entry.approvalId);
+        if (!waiting) throw new UserError(`Checkpoint entry ${index + 1} decides approval '${entry.approvalId}', which the open turn did not request.`);
+        waiting.decision ??= entry;
+        break;
+      }
+      case 'subrun_start':
+      case 'subrun_end':
+        // A sub-run keeps its own log under its run id; resuming the call resumes it from there.
         break;
       default:
         throw new UserError(`Checkpoint entry ${index + 1} has an unknown kind '${(entry as { kind: unknown }).kind}'.`);
     }
   });
-  return { transcript, turn, head, toolCalls, openTurn: open };
+  return { transcript, turn, head, toolCalls, openTurn: open, approvals };
 }

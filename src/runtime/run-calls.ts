@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { AnyActorRef } from 'xstate';
 import type { ApprovalInput } from '../actors/approval.js';
 import type { CallJob, CallOutcome } from '../actors/call-pipeline.js';
@@ -16,6 +17,14 @@ import { eventBase } from './event-base.js';
 import { log } from './run-end.js';
 import { countToolCall } from './run-spend.js';
 import type { Batch, CallSlot, RunState } from './run-state.js';
+
+/** Decisions worth keeping across a restart: a person's, the handler's, a timeout. (A cancel or a park withdraws the wait; it decides nothing.) */
+const LOGGED_DECIDERS = new Set<string>(['consumer', 'handler', 'timeout']);
+
+/** A decision binds to the call's exact argument text. */
+export function hashArguments(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
 
 /** The preflight verdict that decides where the chart goes next. */
 export type PreflightVerdictEvent = { readonly type: 'preflight.done' | 'preflight.approval' | 'preflight.alone' | 'preflight.stop' | 'preflight.full' };
@@ -114,8 +123,25 @@ export function approvalInput(state: RunState): ApprovalInput {
   const ctx = contextFor(state, slot);
   const base = eventBase(state);
   const turn = state.turn;
+  const approvalId = `${state.runId}:${slot.key}`;
+  const durable = state.runLog !== undefined;
+  const argsHash = durable ? hashArguments(slot.call.arguments) : '';
+  // A stored request or decision binds to the exact arguments it was made for; other arguments are asked again.
+  const stored = state.storedApprovals.get(approvalId);
+  const same = stored !== undefined && stored.request.argsHash === argsHash;
+  const decision = same ? stored.decision : undefined;
   return {
-    view: { approvalId: `${state.runId}:${slot.key}`, runId: state.runId, callId: slot.call.id, path: base.path, agent: base.agent, tool: slot.call.name, args: slot.args, turn },
+    ...(decision ? { recorded: { approved: decision.approved, ...(decision.reason !== undefined ? { reason: decision.reason } : {}) } } : {}),
+    ...(same ? { requestedAt: stored.request.requestedAt } : {}),
+    onOpened: (view) => {
+      if (durable && !same) log(state, { kind: 'approval_request', turn, index: slot.index, callId: slot.call.id, approvalId, tool: slot.call.name, argsHash, requestedAt: view.requestedAt });
+      if (state.self.getSnapshot().status === 'active') state.self.send({ type: 'approval.opened', approvalId });
+    },
+    onDecided: (outcome) => {
+      if (!durable || !LOGGED_DECIDERS.has(outcome.by)) return;
+      log(state, { kind: 'approval_decision', approvalId, callId: slot.call.id, argsHash, approved: outcome.approved, ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}), by: outcome.by, decidedAt: Date.now() });
+    },
+    view: { approvalId, runId: state.runId, callId: slot.call.id, path: base.path, agent: base.agent, tool: slot.call.name, args: slot.args, turn },
     tool: slot.tool!,
     args: slot.args,
     ctx,
@@ -295,7 +321,7 @@ function settle(state: RunState, key: string, outcome: CallOutcome): void {
   };
   if (outcome.blockedBy !== undefined) (completed as { blockedBy?: string }).blockedBy = outcome.blockedBy;
   state.sink(completed);
-  log(state, { kind: 'result', turn: state.turn, message });
+  log(state, outcome.terminate ? { kind: 'result', turn: state.turn, message, terminate: true } : { kind: 'result', turn: state.turn, message });
   if (outcome.runSignal instanceof BudgetExceeded) state.stopError ??= outcome.runSignal;
 }
 

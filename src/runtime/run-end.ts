@@ -2,10 +2,11 @@ import type { CheckpointInput } from '../actors/checkpoint.js';
 import { OutputValidationError, RunCancelled } from '../errors.js';
 import { checkOutput, repairPrompt } from '../rules/output.js';
 import { checkGuardrails, hasHook, hookContext, runEndMessages } from './run-hooks.js';
-import { finalOutput, runFinishes } from '../rules/batch.js';
+import { finalOutput, runFinishes, shouldPark } from '../rules/batch.js';
 import type { CheckpointEntry, CheckpointHead, RunStatus } from '../store/checkpoint-store.js';
 import { closeOpenCalls } from './run-calls.js';
 import type { RunState } from './run-state.js';
+import type { SuspendedApproval } from '../types.js';
 
 /** Appends one entry to the run's log (when it has a checkpoint store). */
 export function log(state: RunState, entry: CheckpointEntry): void {
@@ -103,7 +104,9 @@ export function queueEndMessages(state: RunState, messages: readonly string[]): 
 export function checkpointInput(state: RunState): CheckpointInput {
   return {
     flush: () => {
+      // A stopped run has drained: its results are logged; the head takes their usage before the run fails.
       if (!state.stopError) state.runLog?.append([{ kind: 'turn_end', turn: state.turn }], head(state, finishesAfterTurn(state) ? 'completed' : 'running'));
+      else state.runLog?.append([], head(state, 'running'));
       return state.runLog?.settle() ?? Promise.resolve();
     },
   };
@@ -136,7 +139,8 @@ export function emitCompleted(state: RunState): void {
     finishReason: state.lastReply?.finishReason,
     lastInputTokens: state.lastReply?.inputTokens,
   };
-  state.parentRef?.send({ type: 'child.ended', runId: state.runId });
+  state.parentRef?.send({ type: 'child.ended', runId: state.runId, status: 'completed' });
+  void state.runLog?.close();
   state.sink({ type: 'run_completed', runId: state.runId, path: state.path, agent: state.agent.name, output, usage: { ...state.usage }, turns: state.turn });
 }
 
@@ -146,7 +150,61 @@ export function emitFailed(state: RunState): void {
   state.outcome = { status: 'failed', runId: state.runId, error };
   state.abortController.abort(error);
   // Best effort: a cancelled run can be resumed ("interrupted"), any other failure is "failed".
-  state.runLog?.append([], head(state, error instanceof RunCancelled ? 'interrupted' : 'failed', error));
-  state.parentRef?.send({ type: 'child.ended', runId: state.runId });
+  // A refused start never opened its log, and a completed stored head is never overwritten (RunLog).
+  const status = error instanceof RunCancelled ? 'interrupted' : 'failed';
+  state.runLog?.append([], head(state, status, error));
+  void state.runLog?.close();
+  state.parentRef?.send({ type: 'child.ended', runId: state.runId, status });
   state.sink({ type: 'run_failed', runId: state.runId, path: state.path, agent: state.agent.name, error, usage: { ...state.usage }, turns: state.turn });
+}
+
+/**
+ * Whether the run parks now (pure; the `parkNow` guard): a durable root run asked to suspend
+ * (or configured to), with nothing in flight, while the current call's approval wait is open.
+ */
+export function parkNow(state: RunState): boolean {
+  if (!state.runLog || state.parentRef) return false;
+  if (!state.suspendRequested && state.options.checkpoint?.suspendOnApproval !== true) return false;
+  const slot = state.batch.slots[state.batch.cursor];
+  return shouldPark(state.inFlight, slot !== undefined && state.approvals.isWaiting(`${state.runId}:${slot.key}`));
+}
+
+/** The approvals a parking run waits for: the open waits of its current turn, as the log records them. */
+function parkedApprovals(state: RunState): SuspendedApproval[] {
+  const prefix = `${state.runId}:`;
+  return state.approvals
+    .pending()
+    .filter((wait) => wait.runId === state.runId && wait.approvalId.startsWith(prefix))
+    .map((wait) => {
+      const slot = state.batch.byKey.get(wait.approvalId.slice(prefix.length))!;
+      return { approvalId: wait.approvalId, callId: wait.callId, tool: wait.tool, arguments: slot.call.arguments, requestedAt: wait.requestedAt };
+    });
+}
+
+/** The suspending state's work: store the head as "suspended" (the requests are already logged) and wait for it. */
+export function parkInput(state: RunState): CheckpointInput {
+  return {
+    flush: () => {
+      state.parked = parkedApprovals(state);
+      state.runLog!.append([], head(state, 'suspended'));
+      return state.runLog!.settle();
+    },
+  };
+}
+
+/** Entering `suspended`: the run is parked; its lease is released and the stream ends with run_suspended. */
+export function emitSuspended(state: RunState): void {
+  const approvals = state.parked ?? [];
+  state.outcome = { status: 'suspended', runId: state.runId, approvals };
+  // Leaving the approval wait withdrew it from the tree's inbox without a decision; nothing else runs.
+  state.abortController.abort(new RunCancelled('run suspended'));
+  void state.runLog?.close();
+  state.parentRef?.send({ type: 'child.ended', runId: state.runId, status: 'suspended' });
+  state.sink({ type: 'run_suspended', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, approvals, usage: { ...state.usage } });
+}
+
+/** A write to the checkpoint store (or a lease renewal) failed: the run fails now, running calls are aborted and closed. */
+export function failWithStoreError(state: RunState, error: Error): void {
+  fail(state, error);
+  closeOpenCalls(state, `Tool error: not executed: the run's checkpoint store failed: ${error.message}`, true);
 }

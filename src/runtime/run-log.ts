@@ -1,52 +1,203 @@
-import type { CheckpointEntry, CheckpointHead, CheckpointStore } from '../store/checkpoint-store.js';
+import { nanoid } from 'nanoid';
+import { RunLocked } from '../errors.js';
+import type { AppendFence, CheckpointEntry, CheckpointHead, CheckpointStore } from '../store/checkpoint-store.js';
+import { commitLater } from './group-commit.js';
+
+/** Default lease time of a durable run: renewed every third of it while the run lives. */
+export const DEFAULT_LEASE_MS = 30_000;
+
+/** A lease owner unique to one run handle: the process id plus a random nonce. */
+export function leaseOwner(): string {
+  return `pid ${process.pid}/${nanoid(8)}`;
+}
+
+export interface RunLogOptions {
+  readonly store: CheckpointStore;
+  readonly runId: string;
+  /** Who claims the run's lease (every run of one tree shares its root's owner). */
+  readonly owner: string;
+  readonly leaseMs: number;
+  /** How long a claim waits for another owner's lease to expire (default 0: fail at once with RunLocked). */
+  readonly claimWaitMs?: number;
+  /** Entries reached the store (`checkpoint_saved`). */
+  onSaved(entries: number): void;
+  /** A write or a lease renewal failed: the run must stop at once (its calls abort). Called once. */
+  onFailed(error: Error): void;
+}
 
 /**
- * A run's writer to its CheckpointStore. Every entry is appended as soon as it exists
- * (model reply, each tool result in completion order, turn end), together with the small
- * head; writes are chained so they land in order even on an async store. A failed write is
- * kept and reported at the next `settle()` (the run's checkpoint state), which fails the run.
+ * A run's single writer to its CheckpointStore. Entries are appended as they happen and
+ * written together at the end of the current step (one store append per run per step; on a
+ * store with `appendBatch`, one transaction for every run writing in that step: group commit).
+ * Each append is fenced by the run's lease and the number of entries it knows are stored, so
+ * a second process can never interleave with it. Nothing is written before `open()` (a
+ * refused start writes nothing) and a completed head is never overwritten.
  */
 export class RunLog {
-  /** Pending async writes; undefined while the store has answered synchronously so far. */
-  private chain: Promise<void> | undefined;
-  private error: unknown;
+  private opened = false;
+  private seq = 0;
+  private buffer: CheckpointEntry[] = [];
+  private nextHead: CheckpointHead | undefined;
+  private scheduled = false;
+  private writing: Promise<void> | undefined;
+  private failure: Error | undefined;
+  private leased = false;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private storedStatus: CheckpointHead['status'] | undefined;
+  private idle: Array<() => void> = [];
+  private closing: Promise<void> | undefined;
 
-  constructor(
-    private readonly store: CheckpointStore,
-    readonly runId: string,
-    private readonly onSaved: (entries: number) => void,
-  ) {}
+  constructor(private readonly options: RunLogOptions) {}
+
+  get runId(): string {
+    return this.options.runId;
+  }
+
+  get store(): CheckpointStore {
+    return this.options.store;
+  }
+
+  get owner(): string {
+    return this.options.owner;
+  }
+
+  get leaseMs(): number {
+    return this.options.leaseMs;
+  }
+
+  /** Entries buffered or being written. */
+  get pending(): boolean {
+    return this.buffer.length > 0 || this.nextHead !== undefined || this.writing !== undefined;
+  }
+
+  /**
+   * Takes the run's lease (when the store keeps leases) and starts renewing it.
+   * @throws RunLocked when another owner holds it; nothing is written then.
+   */
+  async claim(): Promise<void> {
+    const { store, runId, owner, leaseMs } = this.options;
+    if (!store.claim) return;
+    const deadline = Date.now() + (this.options.claimWaitMs ?? 0);
+    for (;;) {
+      try {
+        await store.claim(runId, owner, leaseMs);
+        break;
+      } catch (error) {
+        // A crashed owner's lease runs out on its own: wait for it when the caller allows that long.
+        if (!(error instanceof RunLocked) || error.expiresAt === undefined || error.expiresAt > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.max(1, error.expiresAt! - Date.now() + 1)));
+      }
+    }
+    this.leased = true;
+    this.renewTimer = setInterval(() => void this.renew(), Math.max(1, Math.floor(leaseMs / 3)));
+    this.renewTimer.unref();
+  }
+
+  /** Writes are allowed from now on, after the `seq` entries already stored. */
+  open(seq: number, storedStatus?: CheckpointHead['status']): void {
+    this.opened = true;
+    this.seq = seq;
+    this.storedStatus = storedStatus;
+  }
+
+  get isOpen(): boolean {
+    return this.opened;
+  }
 
   append(entries: readonly CheckpointEntry[], head: CheckpointHead): void {
-    if (this.chain) {
-      this.chain = this.chain.then(() => this.write(entries, head));
-      return;
-    }
-    // A synchronous store (SQLite) is written right away, so the entry is durable before the run moves on.
-    const pending = this.write(entries, head);
-    if (pending) this.chain = pending;
+    if (!this.opened || this.failure) return;
+    // A completed run stays completed in the store (a later failure, e.g. of its session append, is the caller's to see).
+    if (this.storedStatus === 'completed' && head.status !== 'completed') return;
+    for (const entry of entries) this.buffer.push(entry);
+    this.nextHead = head;
+    this.schedule();
   }
 
-  private write(entries: readonly CheckpointEntry[], head: CheckpointHead): Promise<void> | undefined {
-    if (this.error !== undefined) return undefined;
-    try {
-      const result = this.store.append(this.runId, entries, head);
-      if (result instanceof Promise) {
-        return result.then(
-          () => this.onSaved(entries.length),
-          (error: unknown) => void (this.error ??= error),
-        );
-      }
-      this.onSaved(entries.length);
-    } catch (error) {
-      this.error ??= error;
-    }
-    return undefined;
-  }
-
-  /** Waits for every write so far; rejects with the first write error. */
+  /** Waits until everything appended so far is stored. @throws the first write error. */
   async settle(): Promise<void> {
-    await this.chain;
-    if (this.error !== undefined) throw this.error;
+    while (this.pending && !this.failure) await new Promise<void>((resolve) => this.idle.push(resolve));
+    if (this.failure) throw this.failure;
+  }
+
+  /** Settles the writes (errors were reported through onFailed), stops renewing and releases the lease. Never rejects. */
+  close(): Promise<void> {
+    return (this.closing ??= (async () => {
+      await this.settle().catch(() => undefined);
+      this.stopRenewing();
+      if (this.leased && this.options.store.release) {
+        this.leased = false;
+        try {
+          await this.options.store.release(this.options.runId, this.options.owner);
+        } catch {
+          // The lease expires on its own; a failed release loses nothing.
+        }
+      }
+    })());
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.writing) return;
+    this.scheduled = true;
+    commitLater(this.options.store, this);
+  }
+
+  /** The append this log would write now (GroupCommit calls it once per flush). @internal */
+  takeRequest(): { runId: string; entries: CheckpointEntry[]; head: CheckpointHead; fence: AppendFence | undefined } | undefined {
+    this.scheduled = false;
+    if (!this.nextHead || this.failure) return undefined;
+    const entries = this.buffer;
+    const head = this.nextHead;
+    this.buffer = [];
+    this.nextHead = undefined;
+    return { runId: this.options.runId, entries, head, fence: this.leased ? { owner: this.options.owner, seq: this.seq } : undefined };
+  }
+
+  /** The store answered one request of this log. @internal */
+  written(count: number, head: CheckpointHead, error: unknown): void {
+    if (error !== undefined) return this.fail(error);
+    this.seq += count;
+    this.storedStatus = head.status;
+    this.options.onSaved(count);
+    if (this.buffer.length > 0 || this.nextHead) this.schedule();
+    else this.wake();
+  }
+
+  /** Marks an asynchronous write in flight; its answer comes through `written`. @internal */
+  track(write: Promise<void>): void {
+    this.writing = write.finally(() => {
+      this.writing = undefined;
+      if (this.buffer.length > 0 || this.nextHead) this.schedule();
+      else this.wake();
+    });
+  }
+
+  private async renew(): Promise<void> {
+    const { store, runId, owner, leaseMs } = this.options;
+    if (!this.leased || !store.renew) return;
+    try {
+      await store.renew(runId, owner, leaseMs);
+    } catch (error) {
+      this.leased = false;
+      this.fail(error);
+    }
+  }
+
+  private fail(error: unknown): void {
+    if (this.failure) return;
+    this.failure = error instanceof Error ? error : new RunLocked(this.options.runId, { message: String(error) });
+    this.stopRenewing();
+    this.options.onFailed(this.failure);
+    this.wake();
+  }
+
+  private stopRenewing(): void {
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.renewTimer = undefined;
+  }
+
+  private wake(): void {
+    const waiting = this.idle;
+    this.idle = [];
+    for (const resolve of waiting) resolve();
   }
 }

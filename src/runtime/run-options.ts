@@ -27,11 +27,8 @@ export interface RunOptions<Deps = any> {
   maxConcurrentToolCalls?: number;
   /** How many queued steer (and follow-up) messages one model request takes: all of them (default) or one. */
   steeringMode?: 'all' | 'one-at-a-time';
-  /**
-   * Durable runs: append the run log to `store` under `runId`. When the store already holds
-   * that run: "resume" (default) continues it, "restart" deletes it first, "fail" is a UserError.
-   */
-  checkpoint?: { store: CheckpointStore; runId?: string; ifRunExists?: 'resume' | 'restart' | 'fail' };
+  /** Durable runs: the run's log is appended to a checkpoint store as it happens. */
+  checkpoint?: CheckpointOptions;
   /**
    * Conversation memory: the run starts from the session's history, and when it completes
    * its messages are appended to the session (once per run id).
@@ -133,4 +130,36 @@ export function validateRunOptions(input: unknown, options: RunOptions): void {
       throw new UserError(`Budget field '${key}' must be a non-negative number, got ${String(value)}.`);
     }
   }
+}
+
+/**
+ * Where and how a durable run is logged. The run claims `runId`'s lease before it reads or
+ * writes anything and renews it while it runs; a run whose lease another owner holds fails
+ * with RunLocked and writes nothing.
+ */
+export interface CheckpointOptions {
+  readonly store: CheckpointStore;
+  /** Default: the run's id. */
+  readonly runId?: string;
+  /**
+   * When the store already holds the run: "resume" (default) continues it, "restart" deletes
+   * it first (even a damaged one), "fail" refuses with a UserError, "resume_only" continues it
+   * and refuses with a UserError when there is none. A refusal writes nothing.
+   */
+  readonly ifRunExists?: 'resume' | 'restart' | 'fail' | 'resume_only';
+  /** Lease owner (default: process id plus a nonce, one per run handle; a tree's sub-runs share it). */
+  readonly owner?: string;
+  /** Lease time in ms (default 30,000), renewed every third of it. A crashed owner's runs can be taken over after it. */
+  readonly leaseMs?: number;
+  /**
+   * How long to wait for another owner's lease to run out before failing with RunLocked
+   * (default 0). Set it when restarting after a crash, so the dead process's lease expires.
+   */
+  readonly claimWaitMs?: number;
+  /**
+   * Park the run (`run_suspended`, stored status "suspended", lease released) as soon as it
+   * waits only for approvals: nothing is left running in the process. Decide with
+   * `Runner.decide` from any process, then continue with `Runner.resume`.
+   */
+  readonly suspendOnApproval?: boolean;
 }

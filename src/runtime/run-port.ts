@@ -56,6 +56,8 @@ function subRunInput(state: RunState, agent: Agent, input: string, options: { ma
       ...(options.budget ? { budget: options.budget } : {}),
       context: state.deps,
       ...(state.options.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: state.options.approvalTimeoutMs } : {}),
+      // A durable run's sub-runs keep their own log under their own id (same store, same lease owner), so resuming the parent resumes them.
+      ...(state.runLog ? { checkpoint: { store: state.runLog.store, runId: `${state.runId}/${key}`, ifRunExists: 'resume' as const, owner: state.runLog.owner, leaseMs: state.runLog.leaseMs } } : {}),
     },
     parentPath: state.path,
     sink: state.sink,

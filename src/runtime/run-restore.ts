@@ -22,19 +22,35 @@ async function loadFromStore(state: RunState): Promise<void> {
     state.transcript.push(...history);
     state.historyLength = history.length;
   }
-  const checkpoint = state.options.checkpoint;
-  if (!checkpoint) return;
-  const id = checkpoint.runId ?? state.runId;
-  const saved = await checkpoint.store.load(id);
-  if (!saved) return;
-  const mode = checkpoint.ifRunExists ?? 'resume';
-  if (mode === 'fail') throw new UserError(`Run '${id}' already exists in the checkpoint store (ifRunExists: "fail").`);
-  if (mode === 'restart') {
-    if (!checkpoint.store.delete) throw new UserError('ifRunExists: "restart" needs a checkpoint store that can delete runs.');
-    await checkpoint.store.delete(id);
-    return;
+  const log = state.runLog;
+  if (!log) return;
+  // The claim comes first: it decides same-tick starts of one id, and a run locked by another owner is left untouched.
+  await log.claim();
+  try {
+    const { store, runId: id } = log;
+    const mode = state.options.checkpoint!.ifRunExists ?? 'resume';
+    if (mode === 'restart') {
+      if (!store.delete) throw new UserError('ifRunExists: "restart" needs a checkpoint store that can delete runs.');
+      // Not loaded first: a damaged run is deleted too. Deleting drops the lease, so it is taken again.
+      await store.delete(id);
+      await log.claim();
+      log.open(0);
+      return;
+    }
+    const saved = await store.load(id);
+    if (!saved) {
+      if (mode === 'resume_only') throw new UserError(`Run '${id}' is not in the checkpoint store (ifRunExists: "resume_only").`);
+      log.open(0);
+      return;
+    }
+    if (mode === 'fail') throw new UserError(`Run '${id}' already exists in the checkpoint store (ifRunExists: "fail").`);
+    applyRestore(state, restoreRun(saved.entries, saved.head));
+    log.open(saved.entries.length, saved.head.status);
+  } catch (error) {
+    // A refusal or a failed restore writes nothing: the lease taken above is given back.
+    await log.close();
+    throw error;
   }
-  applyRestore(state, restoreRun(saved.entries, saved.head));
 }
 
 function applyRestore(state: RunState, restored: RestoredRun): void {
@@ -46,6 +62,7 @@ function applyRestore(state: RunState, restored: RestoredRun): void {
   state.transcript.push(...restored.transcript);
   Object.assign(state.usage, head.usage);
   state.turn = restored.turn;
+  state.storedApprovals = restored.approvals;
   // Calls of the open turn without a stored result are counted again when preflight reaches them.
   const uncounted = restored.openTurn ? restored.openTurn.reply.toolCalls.length - restored.openTurn.results.size : 0;
   state.toolCallCount = restored.toolCalls - uncounted;
@@ -59,7 +76,13 @@ function applyRestore(state: RunState, restored: RestoredRun): void {
   if (!open) return;
   state.resumeInTurn = true;
   state.batch = batchFor(state, open.reply as AssistantMessage);
-  for (const slot of state.batch.slots) if (open.results.has(slot.index)) slot.state = 'settled';
+  for (const slot of state.batch.slots) {
+    const stored = open.results.get(slot.index);
+    if (!stored) continue;
+    slot.state = 'settled';
+    slot.output = stored.message.content;
+    slot.terminate = stored.terminate;
+  }
 }
 
 /** On completion: this run's messages join the session (idempotent per run id). */

@@ -5,13 +5,14 @@ import { asError } from '../errors.js';
 import type { AncestorBudget } from '../rules/budget.js';
 import type { Mailbox } from '../tools/context.js';
 import { toToolSchema, type Tool, type ToolSchema } from '../tools/tool.js';
-import { emptyUsage, type AssistantMessage, type Budget, type Message, type RunEvent, type RunInputValue, type ToolCallRequest, type Usage } from '../types.js';
+import { emptyUsage, type SuspendedApproval, type AssistantMessage, type Budget, type Message, type RunEvent, type RunInputValue, type ToolCallRequest, type Usage } from '../types.js';
 import type { ApprovalRouter } from './approvals.js';
 import type { HumanRouter } from './humans.js';
 import type { RunOptions } from './run-options.js';
 import { createRunPort } from './run-port.js';
 import type { RunPort } from '../tools/call-context.js';
-import { RunLog } from './run-log.js';
+import type { ApprovalDecisionEntry, ApprovalRequestEntry } from '../store/checkpoint-store.js';
+import { DEFAULT_LEASE_MS, RunLog, leaseOwner } from './run-log.js';
 import { normaliseInput, validateRunOptions } from './run-options.js';
 
 export const DEFAULT_MAX_TURNS = 10;
@@ -57,7 +58,8 @@ export type RunOutcome =
       /** Input tokens of the last model request (the context size the model last saw). */
       readonly lastInputTokens: number | undefined;
     }
-  | { readonly status: 'failed'; readonly runId: string; readonly error: Error };
+  | { readonly status: 'failed'; readonly runId: string; readonly error: Error }
+  | { readonly status: 'suspended'; readonly runId: string; readonly approvals: readonly SuspendedApproval[] };
 
 /** `cleared`: passed preflight (and its approval), waiting for a free slot (maxConcurrentToolCalls). */
 export type SlotState = 'pending' | 'cleared' | 'dispatched' | 'settled';
@@ -180,6 +182,12 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
   storedOutput: string;
   /** Messages that came from the session's history (not this run's own). */
   historyLength: number;
+  /** Approval requests of the stored open turn, with their recorded decisions (resume). */
+  storedApprovals: ReadonlyMap<string, { readonly request: ApprovalRequestEntry; readonly decision: ApprovalDecisionEntry | undefined }>;
+  /** The caller asked to park the run at its next approval wait (`handle.suspend()`). */
+  suspendRequested: boolean;
+  /** The approvals the run parked on (set by the suspending state). */
+  parked: SuspendedApproval[] | undefined;
 }
 
 const runStates = new WeakSet<object>();
@@ -246,13 +254,24 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     resumeInTurn: false,
     storedOutput: '',
     historyLength: 0,
+    storedApprovals: new Map(),
+    suspendRequested: false,
+    parked: undefined,
   };
   runStates.add(state);
   (state as { port: RunPort }).port = createRunPort(state);
   if (checkpoint) {
-    (state as { runLog: RunLog }).runLog = new RunLog(checkpoint.store, checkpoint.runId ?? input.runId, (entries) =>
-      state.sink({ type: 'checkpoint_saved', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, entries }),
-    );
+    (state as { runLog: RunLog }).runLog = new RunLog({
+      store: checkpoint.store,
+      runId: checkpoint.runId ?? input.runId,
+      owner: checkpoint.owner ?? leaseOwner(),
+      leaseMs: checkpoint.leaseMs ?? DEFAULT_LEASE_MS,
+      ...(checkpoint.claimWaitMs !== undefined ? { claimWaitMs: checkpoint.claimWaitMs } : {}),
+      onSaved: (entries) => state.sink({ type: 'checkpoint_saved', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, entries }),
+      onFailed: (error) => {
+        if (self.getSnapshot().status === 'active') self.send({ type: 'log.failed', error });
+      },
+    });
   }
   try {
     validateRunOptions(input.input, options);

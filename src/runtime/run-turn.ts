@@ -68,7 +68,7 @@ function startInputCheck(state: RunState): void {
 function inject(state: RunState, text: string, source: 'steer' | 'follow_up' | 'mailbox' | 'hook' | 'repair', id: string | undefined): void {
   const message: UserMessage = { role: 'user', content: text };
   state.transcript.push(message);
-  log(state, { kind: 'input', message });
+  log(state, { kind: 'input', message, source, ...(id !== undefined ? { id } : {}) });
   state.sink({ type: 'user_message_injected', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, message, source, ...(id !== undefined ? { id } : {}) });
 }
 
@@ -93,6 +93,7 @@ export function modelInput(state: RunState): ModelTurnInput {
     request: () => ({ runId: state.runId, agent: agent.name, system, messages: state.transcript, tools: state.toolSchemas, settings: agent.settings, responseFormat: format }),
     onTextDelta: (delta) => state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
     onReasoningDelta: (delta) => state.sink({ type: 'reasoning_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
+    ...(state.runLog?.pending ? { logged: state.runLog.settle().catch(() => undefined) } : {}),
   };
   if (agent.hooks.length === 0) return input;
   const ctx = hookContext(state);
@@ -183,5 +184,7 @@ export function applyHandoff(state: RunState): void {
     state.stopError = asError(error);
     return;
   }
+  // Logged at once (the head names the new agent), so a crash before its first reply resumes on it.
+  log(state, { kind: 'handoff', turn: state.turn, from, to: target.name });
   state.sink({ type: 'handoff_occurred', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, from, to: target.name });
 }

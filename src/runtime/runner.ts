@@ -3,13 +3,14 @@ import type { AnyActorRef } from 'xstate';
 import type { Agent } from '../agent.js';
 import type { RunMachine } from '../machines/run.machine.js';
 import type { RunEvent, RunInputValue } from '../types.js';
-import { UserError } from '../errors.js';
+import { RunSuspended, UserError } from '../errors.js';
 import { ApprovalRouter, type ApprovalTarget, type PendingApproval } from './approvals.js';
 import { HumanRouter, type HumanAnswer, type HumanRequest } from './humans.js';
 import { EventChannel } from './event-channel.js';
 import { launchRun, type LaunchParams, type LaunchedRun, type RunResult } from './launch.js';
 import { getRunMachine } from './run-machine.js';
-import type { RunOptions } from './run-options.js';
+import type { CheckpointOptions, RunOptions } from './run-options.js';
+import { decideStored } from './decide.js';
 import { traceRun } from '../otel/trace-run.js';
 
 export type { RunResult } from './launch.js';
@@ -66,10 +67,12 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   private readonly channel: EventChannel;
   private readonly run: LaunchedRun;
   private readonly router: ApprovalRouter;
+  private readonly durable: boolean;
 
   /** `machine` is a seam for tests (e.g. mutant charts); runs use the shared run machine. */
   constructor(agent: Agent, input: RunInputValue, options: RunOptions, machine: RunMachine = getRunMachine()) {
     const router = (this.router = new ApprovalRouter());
+    this.durable = options.checkpoint !== undefined;
     this.runId = options.runId ?? options.checkpoint?.runId ?? `run_${nanoid(12)}`;
     const rootId = this.runId;
     this.channel = new EventChannel(
@@ -98,7 +101,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
       machine,
       sink: (event) => {
         if (event.type === 'user_message_injected' && event.id !== undefined && event.runId === rootId) this.unread.delete(event.id);
-        this.channel.push(event, event.runId === rootId && (event.type === 'run_completed' || event.type === 'run_failed'));
+        this.channel.push(event, event.runId === rootId && (event.type === 'run_completed' || event.type === 'run_failed' || event.type === 'run_suspended'));
       },
     };
     // Tracing observes the tree's events and run actors (src/otel); without a tracer none of it runs and @opentelemetry/api is never loaded.
@@ -119,6 +122,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     if (!this.channel.started) this.passApprovalsToHandler();
     const outcome = await this.run.outcome;
     if (outcome.status === 'failed') throw outcome.error;
+    if (outcome.status === 'suspended') throw new RunSuspended(outcome.runId, outcome.approvals);
     const { status: _status, ...result } = outcome;
     return result;
   }
@@ -159,6 +163,16 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     return id;
   }
 
+  /**
+   * Parks a durable run at its next approval wait, once nothing else of it is running
+   * (`run_suspended`, stored status "suspended", lease released); `result()` then rejects with
+   * RunSuspended. Only for runs with a checkpoint store. @throws UserError otherwise.
+   */
+  suspend(): void {
+    if (!this.durable) throw new UserError(`Run '${this.runId}' has no checkpoint store; only durable runs can be suspended.`);
+    if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'SUSPEND' });
+  }
+
   /** Ends the run with run_failed(RunCancelled); in-flight tools and sub-runs see their signal abort. */
   cancel(reason = 'cancelled'): void {
     this.run.cancel(reason);
@@ -187,6 +201,18 @@ export const Runner = {
   stream<Deps>(agent: Agent<Deps>, input: RunInputValue, options: RunOptions<Deps> = {}): RunHandle {
     return new RunHandle(agent, input, options);
   },
+
+  /**
+   * Continues a stored run (suspended, interrupted, or left running by a crash) and returns its
+   * handle. `agent` is the run's first agent (the stored one is found through its handoffs).
+   * The stream starts with run_started; a run that is not stored fails with a UserError.
+   */
+  resume<Deps>(agent: Agent<Deps>, checkpoint: Omit<CheckpointOptions, 'ifRunExists'> & { readonly runId: string }, options: Omit<RunOptions<Deps>, 'checkpoint'> = {}): RunHandle {
+    return new RunHandle(agent, '', { ...options, checkpoint: { ...checkpoint, ifRunExists: 'resume_only' } });
+  },
+
+  /** Records a decision for a stored run's pending approval, from any process (see `decideStored`). */
+  decide: decideStored,
 };
 
 export { getRunMachine } from './run-machine.js';

@@ -3,7 +3,7 @@ import type { Message, Usage } from '../types.js';
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead } from './format.js';
 
 /** Where a user message in the log came from: the run's input or a message injected later. */
-export type InputSource = 'input' | 'mailbox' | 'steer' | 'follow_up';
+export type InputSource = 'input' | 'mailbox' | 'steer' | 'follow_up' | 'hook' | 'repair';
 
 /**
  * One appended record of a run's log (format: src/store/format.md). Everything a run needs
@@ -159,8 +159,22 @@ export interface CheckpointStore {
   renew?(runId: string, owner: string, ttlMs: number): MaybePromise<Lease>;
   /** Drops the lease when `owner` still holds it; otherwise does nothing. */
   release?(runId: string, owner: string): MaybePromise<void>;
+  /**
+   * Group commit: several appends (of different runs, or none twice for one run) in one
+   * transaction, each refused on its own (fence, validation) without affecting the others.
+   * Resolves with each request's error, or undefined where it was stored.
+   */
+  appendBatch?(requests: readonly AppendRequest[]): MaybePromise<readonly (Error | undefined)[]>;
   /** Releases the store's resources; a closed store refuses further use. */
   close?(): MaybePromise<void>;
+}
+
+/** One append of a group commit (`appendBatch`). */
+export interface AppendRequest {
+  readonly runId: string;
+  readonly entries: readonly CheckpointEntry[];
+  readonly head: CheckpointHead;
+  readonly fence?: AppendFence;
 }
 
 export interface MemoryCheckpointStoreOptions {

@@ -25,7 +25,7 @@ export interface RunExport {
 }
 
 const STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed', 'failed', 'interrupted'];
-const INPUT_SOURCES = ['input', 'mailbox', 'steer', 'follow_up'];
+const INPUT_SOURCES = ['input', 'mailbox', 'steer', 'follow_up', 'hook', 'repair'];
 
 /** A format violation found while checking a value; turned into a UserError by the callers. */
 class Issue extends Error {}

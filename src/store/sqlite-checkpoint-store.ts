@@ -7,6 +7,7 @@ import {
   lostLease,
   statusFilter,
   type AppendFence,
+  type AppendRequest,
   type Lease,
   type CheckpointEntry,
   type CheckpointHead,
@@ -87,13 +88,6 @@ interface Statements {
   releaseLease: Statement<[string, string]>;
 }
 
-/** One append of a group commit (see `appendBatch`). */
-export interface AppendRequest {
-  readonly runId: string;
-  readonly entries: readonly CheckpointEntry[];
-  readonly head: CheckpointHead;
-  readonly fence?: AppendFence;
-}
 
 interface HeadParams {
   runId: string;

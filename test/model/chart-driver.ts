@@ -73,6 +73,8 @@ class PathRun {
   private launch(profile: Parameters<typeof buildWorld>[0], cancelFirst: boolean): void {
     const world = (this.world = buildWorld(profile));
     const handle = (this.handle = new RunHandle(world.agent, 'go', { ...world.options, inspect: this.inspect }, this.machine));
+    const actor = handle.actor;
+    if (world.store) world.store.holdWhile = () => actor.getSnapshot().matches({ turn: 'checkpoint' }) || actor.getSnapshot().matches({ stopping: 'checkpoint' });
     if (profileOf(profile).steered) {
       handle.steer('s1');
       handle.followUp('f1');
@@ -148,6 +150,8 @@ class PathRun {
         break;
       case 'env.cancel':
         this.handle!.cancel('model test');
+        // A write in flight still completes after a cancel (as on a real store); the run's result waits for it.
+        w?.store?.land();
         break;
       case 'env.guardPass':
       case 'env.guardTrip':

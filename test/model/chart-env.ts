@@ -66,7 +66,8 @@ export const envHandlers = {
   'env.approveBadEdits': raise('xstate.done.actor.approval', { output: { approved: true, badEdits: true } }),
   'env.settle': env((c, e) => settleStep(c, e.index as number)),
   'env.storeOk': raise('xstate.done.actor.checkpoint'),
-  'env.storeFail': raise('xstate.error.actor.checkpoint', { error: 'write failed' }),
+  // A failed write is reported by the run's log as a message; the run fails at once (its checkpoint wait is stopped).
+  'env.storeFail': raise('log.failed', { error: 'write failed' }),
   'env.sessionOk': raise('xstate.done.actor.session'),
   'env.sessionFail': raise('xstate.error.actor.session', { error: 'write failed' }),
   'env.cancel': raise('CANCEL'),

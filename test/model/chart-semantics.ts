@@ -64,6 +64,8 @@ export interface ModelContext {
   cancel: boolean;
   failure: string | undefined;
   resumed: boolean;
+  /** The stored run could not be restored (or was refused): the run starts only to report it. */
+  restoreFailed: boolean;
   replayCompleted: boolean;
   resumeInTurn: boolean;
   output: string | undefined;
@@ -95,6 +97,7 @@ export const initialContext = (): ModelContext => ({
   cancel: false,
   failure: undefined,
   resumed: false,
+  restoreFailed: false,
   replayCompleted: false,
   resumeInTurn: false,
   output: undefined,
@@ -216,7 +219,7 @@ function closeOpen(c: ModelContext, cls: ResultClass, includeRunning: boolean): 
 }
 
 export const abstractGuards: Record<string, (args: Args) => boolean> = {
-  hasConfigError: ({ context }) => profile(context).configError === true,
+  hasConfigError: ({ context }) => profile(context).configError === true || context.restoreFailed,
   needsLoading: ({ context }) => profile(context).checkpoint === true || profile(context).session === true,
   cancelRequested: ({ context }) => context.cancel,
   replayCompleted: ({ context }) => context.replayCompleted,
@@ -245,6 +248,8 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
   endHookContinues: ({ context, event }) => (event.output as string[]).length > 0 || context.inbox + context.steer.length + context.followUps.length > 0,
   handoffPending: ({ context }) => context.pendingHandoff !== undefined,
   noSession: ({ context }) => profile(context).session !== true,
+  // The model's profiles never ask a run to suspend (test/runs/suspend.test.ts covers parking).
+  parkNow: () => false,
 };
 
 const effects: Record<string, Effect> = {
@@ -254,8 +259,9 @@ const effects: Record<string, Effect> = {
   },
   recordCancel: (c) => void (c.cancel = true),
   recordCancelFromResults: (c) => void (c.cancel = true),
-  failWithConfigError: (c) => void (c.failure ??= 'UserError'),
-  failWithRestoreError: (c) => void (c.failure ??= 'TroupeError'),
+  failWithConfigError: (c) => void (c.failure ??= c.restoreFailed ? 'TroupeError' : 'UserError'),
+  // A failed restore is reported like a bad option: run_started, then run_failed (nothing is written).
+  failWithRestoreError: (c) => void (c.restoreFailed = true),
   failWithTurnLimit: (c) => void (c.failure ??= c.turn + 1 > maxTurns(c) ? 'MaxTurnsExceeded' : 'BudgetExceeded'),
   startTurn: (c) => {
     // Follow-ups are due only when the turn before would have ended the run without them.
@@ -344,6 +350,12 @@ const effects: Record<string, Effect> = {
   },
   failWithCheckpointError: (c) => void (c.failure ??= 'TroupeError'),
   failWithSessionError: (c) => void (c.failure ??= 'TroupeError'),
+  failWithStoreError: (c) => {
+    c.failure ??= 'TroupeError';
+    closeOpen(c, 'notRun', true);
+  },
+  requestSuspend: () => undefined,
+  emitSuspended: (c) => void c.log.push('run_suspended'),
   emitCompleted: (c) => {
     c.output = outputOf(c);
     c.log.push('run_completed');

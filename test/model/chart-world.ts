@@ -94,8 +94,14 @@ export class HeldModel implements Model {
   }
 }
 
-/** A checkpoint store whose writes wait for a step: `land()` lets them through, `fail()` rejects them. */
+/**
+ * A checkpoint store whose writes made while the run waits in a checkpoint state (`holdWhile`)
+ * wait for a step: `land()` lets them through, `fail()` rejects them. Other writes land at
+ * once, as on SQLite.
+ */
 export class HeldStore implements CheckpointStore {
+  /** Whether a write now is one the chart waits for (set by the driver from the run's snapshot). */
+  holdWhile: () => boolean = () => true;
   readonly inner = new MemoryCheckpointStore();
   private mode: 'hold' | 'land' | 'fail' = 'hold';
   private held: Array<{ d: Deferred; write: () => void }> = [];
@@ -107,10 +113,11 @@ export class HeldStore implements CheckpointStore {
     if (this.mode === 'land') this.mode = 'hold';
   }
 
-  append(runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead): Promise<void> {
+  append(runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead): Promise<void> | void {
     const write = (): void => this.inner.append(runId, entries, head);
-    if (this.mode === 'land') return Promise.resolve().then(write);
     if (this.mode === 'fail') return Promise.reject(new Error('disk full'));
+    if (!this.holdWhile()) return write();
+    if (this.mode === 'land') return Promise.resolve().then(write);
     const d = deferred();
     this.held.push({ d, write });
     return d.promise as Promise<void>;
