@@ -140,8 +140,20 @@ export interface ToolCallCompletedEvent extends ToolEventBase {
   /** Set when a beforeToolCall hook blocked the call: its reason. */
   readonly blockedBy?: string;
 }
-/** A model attempt's output is void (its deltas included): e.g. afterModelResponse asked for a retry. */
-export interface OutputDiscardedEvent extends EventBase { readonly type: 'output_discarded'; readonly turn: number; readonly reason: string }
+/**
+ * A model attempt's output is void (its deltas included): the provider failed after it had
+ * streamed and the attempt is retried (`attempt` set), or afterModelResponse asked for a retry.
+ * Comes before any delta of the next attempt; drop every delta of this turn received before it.
+ */
+export interface OutputDiscardedEvent extends EventBase {
+  readonly type: 'output_discarded';
+  readonly turn: number;
+  readonly reason: string;
+  /** The failed provider attempt (1 = the first); absent for an afterModelResponse retry. */
+  readonly attempt?: number;
+  /** What is void: the text, reasoning and complete tool calls the attempt had produced. */
+  readonly voided: { readonly text: string; readonly reasoning: string; readonly toolCalls: readonly ToolCallRequest[] };
+}
 export interface CheckpointSavedEvent extends EventBase { readonly type: 'checkpoint_saved'; readonly turn: number; readonly entries: number }
 export interface HandoffOccurredEvent extends EventBase { readonly type: 'handoff_occurred'; readonly from: string; readonly to: string; readonly turn: number }
 export interface TurnEndedEvent extends EventBase { readonly type: 'turn_ended'; readonly turn: number; readonly usage: Usage }

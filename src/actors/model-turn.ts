@@ -12,10 +12,21 @@ export interface ModelTurnInput {
   request(): Omit<ModelRequest, 'signal'>;
   onTextDelta(delta: string): void;
   onReasoningDelta(delta: string): void;
+  /** The model voided its attempt so far (a `discard` part): what it had streamed, which the reply no longer holds. */
+  onDiscard(discarded: DiscardedAttempt): void;
   /** beforeModelCall hooks: a view of the request for this call only. @throws HookError */
   shape?(request: Omit<ModelRequest, 'signal'>): Promise<Omit<ModelRequest, 'signal'>>;
   /** afterModelResponse hooks. @throws HookError */
   judge?(reply: ModelReply): Promise<AfterModelResponse | undefined>;
+}
+
+/** A failed model attempt whose output was voided before the model tried again. */
+export interface DiscardedAttempt {
+  readonly attempt: number;
+  readonly reason: string;
+  readonly text: string;
+  readonly reasoning: string;
+  readonly calls: readonly ToolCallRequest[];
 }
 
 export interface ModelReply {
@@ -46,7 +57,7 @@ async function judged(input: ModelTurnInput, reply: ModelReply): Promise<ModelRe
 async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: Omit<ModelRequest, 'signal'>): Promise<ModelReply> {
   let text = '';
   let reasoning = '';
-  const calls: ToolCallRequest[] = [];
+  let calls: ToolCallRequest[] = [];
   let usage: Partial<Usage> = {};
   let finishReason: string | undefined;
   try {
@@ -66,6 +77,15 @@ async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: 
         case 'finish':
           usage = part.usage ?? {};
           finishReason = part.finishReason;
+          break;
+        case 'discard':
+          // The attempt so far is void: the reply starts again from nothing.
+          input.onDiscard({ attempt: part.attempt, reason: part.reason, text, reasoning, calls });
+          text = '';
+          reasoning = '';
+          calls = [];
+          usage = {};
+          finishReason = undefined;
           break;
         default:
           throw new ModelError(`Model '${input.model.name}' sent an unknown stream part: ${JSON.stringify(part)}`);

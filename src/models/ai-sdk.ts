@@ -21,7 +21,11 @@ export type ParallelToolCallsMapper = (enabled: boolean, model: LanguageModelV3)
 export interface AiSdkModelOptions {
   /** Model name in errors and traces. Default `<provider>:<modelId>`, e.g. "ollama.chat:llama3.1". */
   name?: string;
-  /** Extra attempts for retryable failures (429, 408, 409, 5xx, network) before anything streamed. Default 2. */
+  /**
+   * Extra attempts for retryable failures (429, 408, 409, 5xx, network). Default 2. An attempt
+   * that fails after it streamed output is retried too: the stream first yields a `discard`
+   * part (the run emits `output_discarded`), so consumers drop the voided deltas.
+   */
   maxRetries?: number;
   /** Backoff base: the wait before retry n is drawn from [b/2, b] with b = min(maxRetryDelayMs, initialRetryDelayMs·2^(n-1)). Default 500. */
   initialRetryDelayMs?: number;
@@ -99,7 +103,9 @@ export class AiSdkModel implements Model {
       } catch (caught) {
         if (signal.aborted) throw signal.reason ?? caught;
         const error = toProviderError(caught, this.languageModel, attempt);
-        if (!error.retryable || streamed || attempt > this.maxRetries) throw error;
+        if (!error.retryable || attempt > this.maxRetries) throw error;
+        // Announced before the backoff, so the voided deltas are dropped before new ones arrive.
+        if (streamed) yield { type: 'discard', attempt, reason: error.message };
         await sleep(this.retryDelay(attempt, error.retryAfterMs), signal);
       }
     }
@@ -181,9 +187,10 @@ export class StreamTranslator {
         return [{ type: 'tool_call', call: { id: part.toolCallId, name: part.toolName, arguments: part.input } }];
       }
       case 'finish': {
-        const out = this.flushInputs();
+        const finishReason = finishReasonOf(part.finishReason);
+        const out = this.flushInputs(finishReason === 'length');
         this.finished = true;
-        out.push({ type: 'finish', usage: toUsage(part.usage), finishReason: finishReasonOf(part.finishReason) });
+        out.push({ type: 'finish', usage: toUsage(part.usage), finishReason });
         return out;
       }
       case 'error':
@@ -200,11 +207,15 @@ export class StreamTranslator {
     return this.finished ? [] : this.flushInputs();
   }
 
-  private flushInputs(): ModelStreamPart[] {
+  /**
+   * `cutOff`: the reply hit the output token limit, so an input that never ended is sent on
+   * as it is (its arguments incomplete): the run answers it with a "cut off" error result
+   * instead of dropping it. Otherwise a never-ended input is no call.
+   */
+  private flushInputs(cutOff = false): ModelStreamPart[] {
     const out: ModelStreamPart[] = [];
     for (const input of this.inputs.values()) {
-      // An input that never ended was cut off (e.g. finish reason "length"): no call.
-      if (!input.ended || this.emitted.has(input.id)) continue;
+      if ((!input.ended && !cutOff) || this.emitted.has(input.id)) continue;
       this.emitted.add(input.id);
       out.push({ type: 'tool_call', call: { id: input.id, name: input.name, arguments: input.text } });
     }

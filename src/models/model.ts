@@ -31,7 +31,13 @@ export type ModelStreamPart =
   | { readonly type: 'text_delta'; readonly delta: string }
   | { readonly type: 'reasoning_delta'; readonly delta: string }
   | { readonly type: 'tool_call'; readonly call: ToolCallRequest }
-  | { readonly type: 'finish'; readonly usage?: Partial<Usage>; readonly finishReason?: string };
+  | { readonly type: 'finish'; readonly usage?: Partial<Usage>; readonly finishReason?: string }
+  /**
+   * The attempt that streamed the parts so far failed and another attempt follows: every
+   * delta and call since the request (or the last `discard`) is void. `attempt` is the failed
+   * attempt's number (1 = the first); `reason` says why, e.g. the provider error's message.
+   */
+  | { readonly type: 'discard'; readonly attempt: number; readonly reason: string };
 
 /** The model port: every vendor adapter and the scripted model implement this. */
 export interface Model {

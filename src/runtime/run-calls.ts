@@ -52,6 +52,7 @@ export function admitCalls(state: RunState): PreflightVerdictEvent['type'] {
         sequentialBatch: batch.sequential,
         overBudget: callOverBudget(state, Date.now()),
         hooked: hasHook(state.agent, 'beforeToolCall'),
+        cutOff: state.lastReply?.finishReason === 'length',
       });
       switch (verdict.kind) {
         case 'overBudget':

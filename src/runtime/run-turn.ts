@@ -93,6 +93,8 @@ export function modelInput(state: RunState): ModelTurnInput {
     request: () => ({ runId: state.runId, agent: agent.name, system, messages: state.transcript, tools: state.toolSchemas, settings: agent.settings, responseFormat: format }),
     onTextDelta: (delta) => state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
     onReasoningDelta: (delta) => state.sink({ type: 'reasoning_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
+    onDiscard: ({ attempt, reason, text, reasoning, calls }) =>
+      state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason, attempt, voided: { text, reasoning, toolCalls: calls } }),
   };
   if (agent.hooks.length === 0) return input;
   const ctx = hookContext(state);
@@ -114,7 +116,8 @@ function responseFormat(agent: RunState['agent']): { type: 'json'; schema: Recor
 /** afterModelResponse asked for a retry: the reply is void (its usage still counts); a new turn asks again. */
 export function discardReply(state: RunState, reply: ModelReply): void {
   spendOwn(state, { usage: { ...reply.usage, requests: 1 }, toolCalls: 0 });
-  state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason: 'afterModelResponse asked for a retry' });
+  const voided = { text: reply.text, reasoning: reply.reasoning, toolCalls: reply.calls };
+  state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason: 'afterModelResponse asked for a retry', voided });
 }
 
 export function recordReply(state: RunState, reply: ModelReply): void {
