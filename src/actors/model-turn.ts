@@ -3,7 +3,7 @@ import { fromPromise } from 'xstate';
 import { ModelError } from '../errors.js';
 import { errorText } from '../tools/render.js';
 import type { Model, ModelRequest } from '../models/model.js';
-import type { ToolCallRequest, Usage } from '../types.js';
+import type { ReasoningPart, ToolCallRequest, Usage } from '../types.js';
 import type { AfterModelResponse } from '../hooks.js';
 
 export interface ModelTurnInput {
@@ -32,6 +32,8 @@ export interface DiscardedAttempt {
 export interface ModelReply {
   readonly text: string;
   readonly reasoning: string;
+  /** The reasoning blocks, when any carries provider metadata (else undefined: `reasoning` says it all). */
+  readonly reasoningParts?: readonly ReasoningPart[];
   readonly calls: ToolCallRequest[];
   readonly usage: Partial<Usage>;
   readonly finishReason: string | undefined;
@@ -58,6 +60,7 @@ async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: 
   let text = '';
   let reasoning = '';
   let calls: ToolCallRequest[] = [];
+  let reasoningParts: ReasoningPart[] = [];
   let usage: Partial<Usage> = {};
   let finishReason: string | undefined;
   try {
@@ -70,6 +73,9 @@ async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: 
         case 'reasoning_delta':
           reasoning += part.delta;
           input.onReasoningDelta(part.delta);
+          break;
+        case 'reasoning_part':
+          reasoningParts.push(part.part);
           break;
         case 'tool_call':
           calls.push(validCall(part.call, calls));
@@ -84,6 +90,7 @@ async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: 
           text = '';
           reasoning = '';
           calls = [];
+          reasoningParts = [];
           usage = {};
           finishReason = undefined;
           break;
@@ -95,7 +102,8 @@ async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: 
     if (error instanceof ModelError) throw error;
     throw new ModelError(`Model '${input.model.name}' failed: ${errorText(error)}`, { cause: error });
   }
-  return { text, reasoning, calls, usage, finishReason };
+  const reply: ModelReply = { text, reasoning, calls, usage, finishReason };
+  return reasoningParts.some((p) => p.providerMetadata !== undefined) ? { ...reply, reasoningParts } : reply;
 }
 
 /**

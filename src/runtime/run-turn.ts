@@ -127,6 +127,7 @@ export function recordReply(state: RunState, reply: ModelReply): void {
     role: 'assistant',
     content: reply.text,
     ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+    ...(reply.reasoningParts ? { reasoningParts: reply.reasoningParts } : {}),
     toolCalls: reply.calls,
     agent: state.agent.name,
   };

@@ -53,6 +53,7 @@ describe('aiSdkModel: stream translation', () => {
     ]);
     expect(await drain(aiSdkModel(model).stream(request()))).toEqual([
       { type: 'reasoning_delta', delta: 'thinking' },
+      { type: 'reasoning_part', part: { text: 'thinking' } },
       { type: 'text_delta', delta: 'Hello' },
       { type: 'text_delta', delta: ' world' },
       { type: 'finish', usage: { inputTokens: 12, outputTokens: 7, totalTokens: 19 }, finishReason: 'stop' },

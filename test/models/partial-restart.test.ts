@@ -189,7 +189,7 @@ describe('tool calls cut off by the output token limit', () => {
 
   it('over the loopback server: a reply cut at finish_reason "length" mid-arguments gets the cut-off result', async () => {
     const cut = toolCallsReply([{ id: 'call_1', name: 'echo', args: '{"text":"abc' }]);
-    const chunks = [...(cut as { chunks: object[] }).chunks];
+    const chunks = [...(cut as Extract<typeof cut, { kind: 'sse' }>).chunks];
     chunks[chunks.length - 1] = chunk({}, 'length');
     server = await startChatServer([{ kind: 'sse', chunks }, textReply('Sorry.')]);
     const provider = createOpenAICompatible({ baseURL: server.baseURL, name: 'local', apiKey: 'k' });
