@@ -7,6 +7,8 @@ import type { RunContext } from '../tools/context.js';
 import { rawTool } from '../tools/raw-tool.js';
 import { toolResult } from '../tools/result.js';
 import type { JsonSchema } from '../tools/schema.js';
+import { hasMedia } from '../message-parts.js';
+import { contentParts, renderContent } from './mcp-content.js';
 import type { Tool } from '../tools/tool.js';
 
 /** A tool as the MCP server lists it. */
@@ -265,7 +267,9 @@ function toTroupeTools(
           if (ctx.signal.aborted && ctx.signal.reason instanceof Error) throw ctx.signal.reason;
           throw fail(messageOf(error), error);
         }
-        const content = renderContent(result);
+        // Images and blobs keep their parts (text models see their projection); text-only results stay text.
+        const parts = contentParts(result as { content?: unknown });
+        const content = parts && hasMedia(parts) && result.isError !== true ? parts : renderContent(result);
         const details = { server, tool: info.name, content: result.content, structuredContent: result.structuredContent };
         return toolResult({ content, details, isError: result.isError === true });
       },
@@ -279,46 +283,6 @@ export function toolName(server: string, tool: string): string {
   if (full.length <= 64) return full;
   const hash = createHash('sha256').update(tool).digest('hex').slice(0, 8);
   return `${full.slice(0, 55)}_${hash}`;
-}
-
-/**
- * What the model sees of an MCP result: text blocks as they are, embedded text
- * resources as their text, other blocks as one-line placeholders, and the structured
- * content as JSON when there are no blocks.
- */
-export function renderContent(result: { content?: unknown; structuredContent?: unknown; toolResult?: unknown }): string {
-  const blocks = Array.isArray(result.content) ? (result.content as Array<Record<string, any>>) : [];
-  if (blocks.length === 0) {
-    if (result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
-    if (result.toolResult !== undefined) return typeof result.toolResult === 'string' ? result.toolResult : JSON.stringify(result.toolResult);
-    return '';
-  }
-  return blocks
-    .map((block) => {
-      switch (block.type) {
-        case 'text':
-          return String(block.text);
-        case 'image':
-        case 'audio':
-          return `[${block.type}: ${block.mimeType}, ${base64Bytes(block.data)} bytes]`;
-        case 'resource_link':
-          return `[resource link: ${block.uri}${block.name ? ` (${block.name})` : ''}]`;
-        case 'resource': {
-          const resource = block.resource ?? {};
-          if (typeof resource.text === 'string') return resource.text;
-          return `[resource: ${resource.uri}${resource.mimeType ? `, ${resource.mimeType}` : ''}, ${base64Bytes(resource.blob)} bytes]`;
-        }
-        default:
-          return JSON.stringify(block);
-      }
-    })
-    .join('\n');
-}
-
-function base64Bytes(data: unknown): number {
-  if (typeof data !== 'string') return 0;
-  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
-  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }
 
 function messageOf(error: unknown): string {
