@@ -9,6 +9,7 @@ import { toolResult } from '../tools/result.js';
 import type { JsonSchema } from '../tools/schema.js';
 import { hasMedia } from '../message-parts.js';
 import { contentParts, renderContent } from './mcp-content.js';
+import { deferredTools } from './deferred-tools.js';
 import type { Tool } from '../tools/tool.js';
 
 /** A tool as the MCP server lists it. */
@@ -42,6 +43,13 @@ export interface McpCommonOptions {
   validate?: 'check' | 'none';
   /** Protocol timeout per request (connect, list, call) when `timeoutMs` is not longer. Default 60,000. */
   requestTimeoutMs?: number;
+  /**
+   * true: `tools` is `search_mcp_tools` and `call_mcp_tool` instead of one tool per server
+   * tool, for servers with many tools. The inner tool's schema validation, approval rule
+   * (it sees the inner tool and arguments), retries and timeout still apply. One deferred
+   * server per agent (the two names are fixed). Default false.
+   */
+  defer?: boolean;
 }
 
 export interface McpStdioOptions extends McpCommonOptions {
@@ -65,7 +73,7 @@ export type McpServerOptions = McpStdioOptions | McpHttpOptions;
 /** A connected MCP server: give `tools` to an agent, `close()` when done. */
 export interface McpServer {
   readonly name: string;
-  /** Troupe tools named `<name>__<tool>`. */
+  /** Troupe tools named `<name>__<tool>`; with `defer: true`, `search_mcp_tools` and `call_mcp_tool`. */
   readonly tools: Tool[];
   /** The tools as the server listed them. */
   readonly serverTools: readonly McpToolInfo[];
@@ -183,6 +191,7 @@ export async function mcp(options: McpServerOptions): Promise<McpServer> {
   try {
     const selected = serverTools.filter((t) => selects(options.tools, t));
     tools = toTroupeTools(options, selected, client, state, requestTimeout);
+    if (options.defer === true) tools = deferredTools(options.name, selected.map((info, i) => ({ info, tool: tools[i]! })), options);
   } catch (error) {
     await client.close().catch(() => {});
     throw error;
