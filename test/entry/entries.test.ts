@@ -100,6 +100,6 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/otel');
     expect(loaded.exports).toContain('traceRun');
     expect(loaded.packages).toEqual([]);
-    expect(areas(loaded)).toEqual(['errors.js', 'otel', 'runtime']);
+    expect(areas(loaded)).toEqual(['errors.js', 'message-parts.js', 'otel', 'runtime']);
   });
 });
