@@ -128,6 +128,29 @@ describe('partial-output restarts', () => {
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'All done.' });
   });
 
+  it('reasoning blocks of a voided attempt are dropped with it', async () => {
+    const model = fakeLanguageModel([
+      {
+        parts: [
+          { type: 'reasoning-start', id: 'r' },
+          { type: 'reasoning-delta', id: 'r', delta: 'first try', providerMetadata: { anthropic: { signature: 'void-sig' } } },
+          { type: 'reasoning-end', id: 'r' },
+        ],
+        error: terminated(),
+      },
+      { parts: [{ type: 'reasoning-start', id: 'r' }, { type: 'reasoning-delta', id: 'r', delta: 'second', providerMetadata: { anthropic: { signature: 'kept-sig' } } }, { type: 'reasoning-end', id: 'r' }, { type: 'text-delta', id: 't', delta: 'ok' }, finish()] },
+    ]);
+    const result = await Runner.run(new Agent({ name: 'a', model: aiSdkModel(model, { initialRetryDelayMs: 0 }) }), 'go');
+    expect(result.transcript[1]).toEqual({
+      role: 'assistant',
+      content: 'ok',
+      reasoning: 'second',
+      reasoningParts: [{ text: 'second', providerMetadata: { anthropic: { signature: 'kept-sig' } } }],
+      toolCalls: [],
+      agent: 'a',
+    });
+  });
+
   it('a failure after streaming with no retries left fails the run (no discard announced)', async () => {
     const model = fakeLanguageModel([{ parts: [{ type: 'text-delta', id: 't', delta: 'Hal' }], error: terminated() }]);
     const events = await collect(Runner.stream(new Agent({ name: 'a', model: aiSdkModel(model, { maxRetries: 0 }) }), 'go'));

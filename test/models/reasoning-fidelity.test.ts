@@ -3,6 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Agent, MemoryCheckpointStore, Runner, tool, type AssistantMessage, type CheckpointEntry, type Message } from '../../src/index.js';
 import { aiSdkModel } from '../../src/models/ai-sdk.js';
+import type { ModelStreamPart } from '../../src/models/model.js';
+import { fakeLanguageModel, finish } from './fake-language-model.js';
 import { decodeEntry } from '../../src/store/format.js';
 import { collect, deferred, flush } from '../helpers.js';
 import { REDACTED, SIGNATURE, THINKING, anthropicStyleModel } from './anthropic-style-model.js';
@@ -95,6 +97,36 @@ describe('reasoning fidelity: provider metadata goes back to the provider', () =
     const bad = [input[0], { ...signedReply, reasoningParts: [{ text: 1 }] }, input[2]] as unknown as Message[];
     const events = await collect(Runner.stream(new Agent({ name: 'forecaster', model: aiSdkModel(provider), tools: [weather] }), bad));
     expect(events.at(-1)).toMatchObject({ type: 'run_failed', error: { name: 'UserError', message: "Run input message #2 (assistant): reasoningParts part 1 needs a string 'text'." } });
+  });
+
+  it('metadata from the start, deltas and end of a block is merged per provider; blocks never ended are flushed at finish', async () => {
+    const provider = fakeLanguageModel([
+      {
+        parts: [
+          { type: 'reasoning-start', id: 'a', providerMetadata: { openai: { itemId: 'rs_1' } } },
+          { type: 'reasoning-delta', id: 'a', delta: 'Plan.' },
+          { type: 'reasoning-end', id: 'a', providerMetadata: { openai: { itemId: 'rs_1', reasoningEncryptedContent: 'gAAAA' } } },
+          { type: 'reasoning-start', id: 'b' },
+          { type: 'reasoning-delta', id: 'b', delta: 'More.' },
+          finish(),
+        ],
+      },
+    ]);
+    const parts: ModelStreamPart[] = [];
+    for await (const part of aiSdkModel(provider).stream({ agent: 'a', system: '', messages: [{ role: 'user', content: 'hi' }], tools: [], settings: {}, signal: new AbortController().signal })) parts.push(part);
+    expect(parts.filter((p) => p.type === 'reasoning_part')).toEqual([
+      { type: 'reasoning_part', part: { text: 'Plan.', providerMetadata: { openai: { itemId: 'rs_1', reasoningEncryptedContent: 'gAAAA' } } } },
+      { type: 'reasoning_part', part: { text: 'More.' } },
+    ]);
+    expect(parts.at(-1)).toMatchObject({ type: 'finish' });
+  });
+
+  it('a reply whose blocks carry no metadata keeps only its reasoning text; an explicit contentParts setting wins over the default', async () => {
+    const provider = fakeLanguageModel([{ parts: [{ type: 'reasoning-start', id: 'r' }, { type: 'reasoning-delta', id: 'r', delta: 'Hm.' }, { type: 'reasoning-end', id: 'r' }, { type: 'text-delta', id: 't', delta: 'Hi' }, finish()] }]);
+    const result = await Runner.run(new Agent({ name: 'a', model: aiSdkModel(provider) }), 'hi');
+    expect(result.transcript[1]).toEqual({ role: 'assistant', content: 'Hi', reasoning: 'Hm.', toolCalls: [], agent: 'a' });
+    expect(aiSdkModel(provider, { contentParts: { toolResults: true } }).contentParts).toEqual({ toolResults: true, userInput: true });
+    expect(aiSdkModel(fakeLanguageModel([], { provider: 'anthropic.messages' }), { contentParts: { userInput: false } }).contentParts).toEqual({ toolResults: true, userInput: false });
   });
 
   it('through the loopback OpenAI-compatible server: reasoning text and a Gemini thought signature round-trip', async () => {
