@@ -25,7 +25,8 @@ export {
 export { tool, type Tool, type ToolOptions, type ToolPolicy, type ToolSchema, type ResultRenderer, type NeedsApproval } from './tools/tool.js';
 export { toolResult, type ToolResult } from './tools/result.js';
 export type { RunContext, Mailbox } from './tools/context.js';
-export type { Model, ModelRequest, ModelSettings, ModelStreamPart } from './models/model.js';
+export type { Model, ModelRequest, ModelSettings, ModelStreamPart, ContentPartSupport } from './models/model.js';
+export { partsText } from './message-parts.js';
 export { Runner, RunHandle, getRunMachine, type RunResult, type ApprovalControls } from './runtime/runner.js';
 export type { PendingApproval, ApprovalTarget } from './runtime/approvals.js';
 export type { HumanRequest, HumanAnswer } from './runtime/humans.js';

@@ -1,21 +1,32 @@
 /** Transcript, usage and event types shared by every layer. */
+import type { ContentPart, ProviderMetadata, ReasoningPart } from './message-parts.js';
+
+export type { ContentPart, FilePart, ImagePart, ProviderMetadata, ReasoningPart, TextPart } from './message-parts.js';
 
 /** A tool call as the model requested it; `arguments` is the raw JSON text. */
 export interface ToolCallRequest {
   readonly id: string;
   readonly name: string;
   readonly arguments: string;
+  /** The provider's data about the call (e.g. a Gemini thought signature), sent back with it. */
+  readonly providerMetadata?: ProviderMetadata;
 }
 
 export interface UserMessage {
   readonly role: 'user';
+  /** The text; with `parts`, their text projection (media as placeholders). */
   readonly content: string;
+  /** Text and image/file parts, when the message has media. */
+  readonly parts?: readonly ContentPart[];
 }
 
 export interface AssistantMessage {
   readonly role: 'assistant';
   readonly content: string;
+  /** All reasoning text of the reply. */
   readonly reasoning?: string;
+  /** The reasoning blocks with their provider metadata (signatures, redacted content), sent back on the next request. */
+  readonly reasoningParts?: readonly ReasoningPart[];
   readonly toolCalls: readonly ToolCallRequest[];
   /** Name of the agent that produced this message. */
   readonly agent: string;
@@ -25,8 +36,11 @@ export interface ToolResultMessage {
   readonly role: 'tool';
   readonly callId: string;
   readonly name: string;
+  /** What the model sees; with `parts`, their text projection (for models without media support). */
   readonly content: string;
   readonly isError: boolean;
+  /** Text and image/file parts the tool returned (`toolResult({ content: [...] })`). */
+  readonly parts?: readonly ContentPart[];
 }
 
 export type Message = UserMessage | AssistantMessage | ToolResultMessage;
@@ -72,8 +86,11 @@ interface ToolEventBase extends EventBase {
   readonly call: ToolCallRequest;
 }
 
-/** A message of a run's input; system messages add to the run's instructions. */
-export type InputMessage = { readonly role: 'system'; readonly content: string } | Message;
+/**
+ * A message of a run's input; system messages add to the run's instructions. A user message
+ * may give its content as parts (text and images/files), e.g. `[{ type: 'text', text }, { type: 'image', data, mediaType }]`.
+ */
+export type InputMessage = { readonly role: 'system'; readonly content: string } | Message | { readonly role: 'user'; readonly content: readonly ContentPart[] };
 
 /** A run's input: one user message as text, or a conversation. */
 export type RunInputValue = string | readonly InputMessage[];
@@ -132,16 +149,30 @@ export interface ToolCallCompletedEvent extends ToolEventBase {
   readonly type: 'tool_call_completed';
   /** Raw value the tool returned (undefined for errors and truncated output). */
   readonly result: unknown;
-  /** The string the model sees. */
+  /** The string the model sees (with `parts`: their text projection). */
   readonly output: string;
+  /** The content parts of the result, when the tool returned some. */
+  readonly parts?: readonly ContentPart[];
   readonly isError: boolean;
   readonly details: unknown;
   readonly terminate: boolean;
   /** Set when a beforeToolCall hook blocked the call: its reason. */
   readonly blockedBy?: string;
 }
-/** A model attempt's output is void (its deltas included): e.g. afterModelResponse asked for a retry. */
-export interface OutputDiscardedEvent extends EventBase { readonly type: 'output_discarded'; readonly turn: number; readonly reason: string }
+/**
+ * A model attempt's output is void (its deltas included): the provider failed after it had
+ * streamed and the attempt is retried (`attempt` set), or afterModelResponse asked for a retry.
+ * Comes before any delta of the next attempt; drop every delta of this turn received before it.
+ */
+export interface OutputDiscardedEvent extends EventBase {
+  readonly type: 'output_discarded';
+  readonly turn: number;
+  readonly reason: string;
+  /** The failed provider attempt (1 = the first); absent for an afterModelResponse retry. */
+  readonly attempt?: number;
+  /** What is void: the text, reasoning and complete tool calls the attempt had produced. */
+  readonly voided: { readonly text: string; readonly reasoning: string; readonly toolCalls: readonly ToolCallRequest[] };
+}
 export interface CheckpointSavedEvent extends EventBase { readonly type: 'checkpoint_saved'; readonly turn: number; readonly entries: number }
 export interface HandoffOccurredEvent extends EventBase { readonly type: 'handoff_occurred'; readonly from: string; readonly to: string; readonly turn: number }
 export interface TurnEndedEvent extends EventBase { readonly type: 'turn_ended'; readonly turn: number; readonly usage: Usage }

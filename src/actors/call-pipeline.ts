@@ -5,6 +5,7 @@ import { isToolResult } from '../tools/result.js';
 import type { ResultRenderer, Tool } from '../tools/tool.js';
 import { truncateOutput } from '../tools/truncate.js';
 import { validateArguments } from '../tools/validate.js';
+import { hasMedia, looksLikeContentParts, partsText, type ContentPart } from '../message-parts.js';
 
 /** Everything one tool-call actor needs; built by the run core at dispatch. */
 export interface CallJob {
@@ -33,6 +34,8 @@ export interface CallOutcome {
   readonly runSignal?: RunCancelled | BudgetExceeded;
   /** A beforeToolCall hook blocked the call (it never ran). */
   readonly blockedBy?: string;
+  /** Content parts of a successful result (`output` is their text projection). */
+  readonly parts?: readonly ContentPart[];
 }
 
 /** Backoff before attempt n+1 after attempt n failed: min(5000, 100·2^(n-1)) ms, no jitter. */
@@ -130,11 +133,13 @@ function finish(job: CallJob, value: unknown): CallOutcome | Promise<CallOutcome
   if (isToolResult(value)) {
     const { content } = value;
     if (value.isError) {
-      // Error results bypass renderers.
-      return { result: undefined, output: cap(job, defaultRender(content)), isError: true, details: value.details, terminate: value.terminate === true };
+      // Error results bypass renderers; parts of an error are sent as their text.
+      const text = looksLikeContentParts(content) ? partsText(content as ContentPart[]) : defaultRender(content);
+      return { result: undefined, output: cap(job, text), isError: true, details: value.details, terminate: value.terminate === true };
     }
     const terminate = value.terminate === true;
     if (typeof content === 'string') return shape(job, content, { output: content, isError: false }, value.details, terminate);
+    if (looksLikeContentParts(content)) return withParts(job, content as ContentPart[], value.details, terminate);
     return shaped(job, content, renderSuccess(content, job.ctx, job.tool.resultRenderer, job.agentRenderer), value.details, terminate);
   }
   return shaped(job, value, renderSuccess(value, job.ctx, job.tool.resultRenderer, job.agentRenderer), undefined, false);
@@ -150,6 +155,14 @@ function shape(job: CallJob, raw: unknown, rendered: Rendered, details: unknown,
   // A truncated result drops its raw value, so huge payloads never outlive the call.
   const result = rendered.isError || truncated ? undefined : raw;
   return { result, output: text, isError: rendered.isError, details, terminate: terminate && !rendered.isError };
+}
+
+/** A parts result (checked by toolResult): over maxOutputChars, only its truncated text projection is kept (no parts). */
+function withParts(job: CallJob, parts: readonly ContentPart[], details: unknown, terminate: boolean): CallOutcome {
+  const { text, truncated } = truncateOutput(partsText(parts), job.maxOutputChars);
+  if (truncated) return { result: undefined, output: text, isError: false, details, terminate };
+  // Text-only parts say nothing their text does not: the result is plain text.
+  return hasMedia(parts) ? { result: parts, output: text, isError: false, details, terminate, parts } : { result: parts, output: text, isError: false, details, terminate };
 }
 
 function cap(job: CallJob, text: string): string {

@@ -3,7 +3,7 @@ import { fromPromise } from 'xstate';
 import { ModelError } from '../errors.js';
 import { errorText } from '../tools/render.js';
 import type { Model, ModelRequest } from '../models/model.js';
-import type { ToolCallRequest, Usage } from '../types.js';
+import type { ReasoningPart, ToolCallRequest, Usage } from '../types.js';
 import type { AfterModelResponse } from '../hooks.js';
 
 export interface ModelTurnInput {
@@ -12,6 +12,8 @@ export interface ModelTurnInput {
   request(): Omit<ModelRequest, 'signal'>;
   onTextDelta(delta: string): void;
   onReasoningDelta(delta: string): void;
+  /** The model voided its attempt so far (a `discard` part): what it had streamed, which the reply no longer holds. */
+  onDiscard(discarded: DiscardedAttempt): void;
   /** beforeModelCall hooks: a view of the request for this call only. @throws HookError */
   shape?(request: Omit<ModelRequest, 'signal'>): Promise<Omit<ModelRequest, 'signal'>>;
   /** afterModelResponse hooks. @throws HookError */
@@ -20,9 +22,20 @@ export interface ModelTurnInput {
   readonly logged?: Promise<void>;
 }
 
+/** A failed model attempt whose output was voided before the model tried again. */
+export interface DiscardedAttempt {
+  readonly attempt: number;
+  readonly reason: string;
+  readonly text: string;
+  readonly reasoning: string;
+  readonly calls: readonly ToolCallRequest[];
+}
+
 export interface ModelReply {
   readonly text: string;
   readonly reasoning: string;
+  /** The reasoning blocks, when any carries provider metadata (else undefined: `reasoning` says it all). */
+  readonly reasoningParts?: readonly ReasoningPart[];
   readonly calls: ToolCallRequest[];
   readonly usage: Partial<Usage>;
   readonly finishReason: string | undefined;
@@ -51,7 +64,8 @@ async function judged(input: ModelTurnInput, reply: ModelReply): Promise<ModelRe
 async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: Omit<ModelRequest, 'signal'>): Promise<ModelReply> {
   let text = '';
   let reasoning = '';
-  const calls: ToolCallRequest[] = [];
+  let calls: ToolCallRequest[] = [];
+  let reasoningParts: ReasoningPart[] = [];
   let usage: Partial<Usage> = {};
   let finishReason: string | undefined;
   try {
@@ -65,12 +79,25 @@ async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: 
           reasoning += part.delta;
           input.onReasoningDelta(part.delta);
           break;
+        case 'reasoning_part':
+          reasoningParts.push(part.part);
+          break;
         case 'tool_call':
           calls.push(validCall(part.call, calls));
           break;
         case 'finish':
           usage = part.usage ?? {};
           finishReason = part.finishReason;
+          break;
+        case 'discard':
+          // The attempt so far is void: the reply starts again from nothing.
+          input.onDiscard({ attempt: part.attempt, reason: part.reason, text, reasoning, calls });
+          text = '';
+          reasoning = '';
+          calls = [];
+          reasoningParts = [];
+          usage = {};
+          finishReason = undefined;
           break;
         default:
           throw new ModelError(`Model '${input.model.name}' sent an unknown stream part: ${JSON.stringify(part)}`);
@@ -80,7 +107,8 @@ async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: 
     if (error instanceof ModelError) throw error;
     throw new ModelError(`Model '${input.model.name}' failed: ${errorText(error)}`, { cause: error });
   }
-  return { text, reasoning, calls, usage, finishReason };
+  const reply: ModelReply = { text, reasoning, calls, usage, finishReason };
+  return reasoningParts.some((p) => p.providerMetadata !== undefined) ? { ...reply, reasoningParts } : reply;
 }
 
 /**

@@ -2,7 +2,6 @@ export {
   mcp,
   McpConnectionError,
   toolName as mcpToolName,
-  renderContent as renderMcpContent,
   type McpServer,
   type McpServerOptions,
   type McpStdioOptions,
@@ -11,3 +10,4 @@ export {
   type McpToolInfo,
   type McpApproval,
 } from './mcp.js';
+export { renderContent as renderMcpContent, contentParts as mcpContentParts } from './mcp-content.js';

@@ -7,6 +7,9 @@ import type { RunContext } from '../tools/context.js';
 import { rawTool } from '../tools/raw-tool.js';
 import { toolResult } from '../tools/result.js';
 import type { JsonSchema } from '../tools/schema.js';
+import { hasMedia } from '../message-parts.js';
+import { contentParts, renderContent } from './mcp-content.js';
+import { deferredTools } from './deferred-tools.js';
 import type { Tool } from '../tools/tool.js';
 
 /** A tool as the MCP server lists it. */
@@ -40,6 +43,13 @@ export interface McpCommonOptions {
   validate?: 'check' | 'none';
   /** Protocol timeout per request (connect, list, call) when `timeoutMs` is not longer. Default 60,000. */
   requestTimeoutMs?: number;
+  /**
+   * true: `tools` is `search_mcp_tools` and `call_mcp_tool` instead of one tool per server
+   * tool, for servers with many tools. The inner tool's schema validation, approval rule
+   * (it sees the inner tool and arguments), retries and timeout still apply. One deferred
+   * server per agent (the two names are fixed). Default false.
+   */
+  defer?: boolean;
 }
 
 export interface McpStdioOptions extends McpCommonOptions {
@@ -63,7 +73,7 @@ export type McpServerOptions = McpStdioOptions | McpHttpOptions;
 /** A connected MCP server: give `tools` to an agent, `close()` when done. */
 export interface McpServer {
   readonly name: string;
-  /** Troupe tools named `<name>__<tool>`. */
+  /** Troupe tools named `<name>__<tool>`; with `defer: true`, `search_mcp_tools` and `call_mcp_tool`. */
   readonly tools: Tool[];
   /** The tools as the server listed them. */
   readonly serverTools: readonly McpToolInfo[];
@@ -181,6 +191,7 @@ export async function mcp(options: McpServerOptions): Promise<McpServer> {
   try {
     const selected = serverTools.filter((t) => selects(options.tools, t));
     tools = toTroupeTools(options, selected, client, state, requestTimeout);
+    if (options.defer === true) tools = deferredTools(options.name, selected.map((info, i) => ({ info, tool: tools[i]! })), options);
   } catch (error) {
     await client.close().catch(() => {});
     throw error;
@@ -265,7 +276,9 @@ function toTroupeTools(
           if (ctx.signal.aborted && ctx.signal.reason instanceof Error) throw ctx.signal.reason;
           throw fail(messageOf(error), error);
         }
-        const content = renderContent(result);
+        // Images and blobs keep their parts (text models see their projection); text-only results stay text.
+        const parts = contentParts(result as { content?: unknown });
+        const content = parts && hasMedia(parts) && result.isError !== true ? parts : renderContent(result);
         const details = { server, tool: info.name, content: result.content, structuredContent: result.structuredContent };
         return toolResult({ content, details, isError: result.isError === true });
       },
@@ -279,46 +292,6 @@ export function toolName(server: string, tool: string): string {
   if (full.length <= 64) return full;
   const hash = createHash('sha256').update(tool).digest('hex').slice(0, 8);
   return `${full.slice(0, 55)}_${hash}`;
-}
-
-/**
- * What the model sees of an MCP result: text blocks as they are, embedded text
- * resources as their text, other blocks as one-line placeholders, and the structured
- * content as JSON when there are no blocks.
- */
-export function renderContent(result: { content?: unknown; structuredContent?: unknown; toolResult?: unknown }): string {
-  const blocks = Array.isArray(result.content) ? (result.content as Array<Record<string, any>>) : [];
-  if (blocks.length === 0) {
-    if (result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
-    if (result.toolResult !== undefined) return typeof result.toolResult === 'string' ? result.toolResult : JSON.stringify(result.toolResult);
-    return '';
-  }
-  return blocks
-    .map((block) => {
-      switch (block.type) {
-        case 'text':
-          return String(block.text);
-        case 'image':
-        case 'audio':
-          return `[${block.type}: ${block.mimeType}, ${base64Bytes(block.data)} bytes]`;
-        case 'resource_link':
-          return `[resource link: ${block.uri}${block.name ? ` (${block.name})` : ''}]`;
-        case 'resource': {
-          const resource = block.resource ?? {};
-          if (typeof resource.text === 'string') return resource.text;
-          return `[resource: ${resource.uri}${resource.mimeType ? `, ${resource.mimeType}` : ''}, ${base64Bytes(resource.blob)} bytes]`;
-        }
-        default:
-          return JSON.stringify(block);
-      }
-    })
-    .join('\n');
-}
-
-function base64Bytes(data: unknown): number {
-  if (typeof data !== 'string') return 0;
-  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
-  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }
 
 function messageOf(error: unknown): string {

@@ -3,7 +3,6 @@ import type {
   LanguageModelV3,
   LanguageModelV3CallOptions,
   LanguageModelV3FunctionTool,
-  LanguageModelV3Message,
   LanguageModelV3Prompt,
   LanguageModelV3StreamPart,
   LanguageModelV3ToolResultPart,
@@ -12,7 +11,8 @@ import type {
 import { UserError } from '../errors.js';
 import type { ToolSchema } from '../tools/tool.js';
 import type { Message, Usage } from '../types.js';
-import type { Model, ModelRequest, ModelSettings, ModelStreamPart } from './model.js';
+import type { ContentPartSupport, Model, ModelRequest, ModelSettings, ModelStreamPart } from './model.js';
+import { ReasoningBlocks, assistantContent, defaultContentParts, metadataOf, toolResultOutput, userContent } from './ai-sdk-parts.js';
 import { StreamErrorPart, toProviderError } from './provider-error.js';
 
 /** Maps `settings.parallelToolCalls` to provider options; undefined = the provider has no such switch. */
@@ -21,7 +21,11 @@ export type ParallelToolCallsMapper = (enabled: boolean, model: LanguageModelV3)
 export interface AiSdkModelOptions {
   /** Model name in errors and traces. Default `<provider>:<modelId>`, e.g. "ollama.chat:llama3.1". */
   name?: string;
-  /** Extra attempts for retryable failures (429, 408, 409, 5xx, network) before anything streamed. Default 2. */
+  /**
+   * Extra attempts for retryable failures (429, 408, 409, 5xx, network). Default 2. An attempt
+   * that fails after it streamed output is retried too: the stream first yields a `discard`
+   * part (the run emits `output_discarded`), so consumers drop the voided deltas.
+   */
   maxRetries?: number;
   /** Backoff base: the wait before retry n is drawn from [b/2, b] with b = min(maxRetryDelayMs, initialRetryDelayMs·2^(n-1)). Default 500. */
   initialRetryDelayMs?: number;
@@ -37,6 +41,12 @@ export interface AiSdkModelOptions {
   providerOptions?: SharedV3ProviderOptions;
   /** Extra HTTP headers for every call. */
   headers?: Record<string, string>;
+  /**
+   * Which messages go to the provider with their images/files (else as their text
+   * projection). Default: user input always; tool results for the anthropic, google, vertex
+   * and bedrock providers (`defaultContentParts`). Set it when you know your provider better.
+   */
+  contentParts?: Partial<ContentPartSupport>;
 }
 
 /**
@@ -51,6 +61,7 @@ export class AiSdkModel implements Model {
   readonly name: string;
   /** Passed on as the v3 call's `responseFormat`; providers without native JSON mode degrade as the AI SDK does. */
   readonly supportsResponseFormat = true;
+  readonly contentParts: ContentPartSupport;
   private readonly maxRetries: number;
 
   constructor(
@@ -67,10 +78,11 @@ export class AiSdkModel implements Model {
     if (!Number.isInteger(retries) || retries < 0) throw new UserError(`aiSdkModel: maxRetries must be a non-negative integer, got ${String(retries)}.`);
     this.maxRetries = retries;
     this.name = options.name ?? `${languageModel.provider}:${languageModel.modelId}`;
+    this.contentParts = { ...defaultContentParts(languageModel), ...options.contentParts };
   }
 
   async *stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
-    const callOptions = toCallOptions(request, this.languageModel, this.options);
+    const callOptions = toCallOptions(request, this.languageModel, this.options, this.contentParts);
     const { signal } = request;
     for (let attempt = 1; ; attempt++) {
       let streamed = false;
@@ -99,7 +111,9 @@ export class AiSdkModel implements Model {
       } catch (caught) {
         if (signal.aborted) throw signal.reason ?? caught;
         const error = toProviderError(caught, this.languageModel, attempt);
-        if (!error.retryable || streamed || attempt > this.maxRetries) throw error;
+        if (!error.retryable || attempt > this.maxRetries) throw error;
+        // Announced before the backoff, so the voided deltas are dropped before new ones arrive.
+        if (streamed) yield { type: 'discard', attempt, reason: error.message };
         await sleep(this.retryDelay(attempt, error.retryAfterMs), signal);
       }
     }
@@ -151,6 +165,7 @@ interface PendingInput {
  */
 export class StreamTranslator {
   private readonly inputs = new Map<string, PendingInput>();
+  private readonly reasoning = new ReasoningBlocks();
   private readonly emitted = new Set<string>();
   private finished = false;
 
@@ -158,8 +173,15 @@ export class StreamTranslator {
     switch (part.type) {
       case 'text-delta':
         return part.delta === '' ? [] : [{ type: 'text_delta', delta: part.delta }];
+      case 'reasoning-start':
+        this.reasoning.start(part.id, part.providerMetadata);
+        return [];
       case 'reasoning-delta':
+        // An empty delta may still carry metadata (e.g. Anthropic's signature).
+        this.reasoning.delta(part.id, part.delta, part.providerMetadata);
         return part.delta === '' ? [] : [{ type: 'reasoning_delta', delta: part.delta }];
+      case 'reasoning-end':
+        return this.reasoning.end(part.id, part.providerMetadata);
       case 'tool-input-start':
         if (!part.providerExecuted) this.inputs.set(part.id, { id: part.id, name: part.toolName, text: '', ended: false });
         return [];
@@ -178,18 +200,21 @@ export class StreamTranslator {
         if (part.providerExecuted || this.emitted.has(part.toolCallId)) return [];
         this.emitted.add(part.toolCallId);
         this.inputs.delete(part.toolCallId);
-        return [{ type: 'tool_call', call: { id: part.toolCallId, name: part.toolName, arguments: part.input } }];
+        const providerMetadata = metadataOf(part.providerMetadata);
+        const call = { id: part.toolCallId, name: part.toolName, arguments: part.input };
+        return [{ type: 'tool_call', call: providerMetadata ? { ...call, providerMetadata } : call }];
       }
       case 'finish': {
-        const out = this.flushInputs();
+        const finishReason = finishReasonOf(part.finishReason);
+        const out = [...this.reasoning.flush(), ...this.flushInputs(finishReason === 'length')];
         this.finished = true;
-        out.push({ type: 'finish', usage: toUsage(part.usage), finishReason: finishReasonOf(part.finishReason) });
+        out.push({ type: 'finish', usage: toUsage(part.usage), finishReason });
         return out;
       }
       case 'error':
         throw new StreamErrorPart(part.error);
       default:
-        // stream-start, response-metadata, text/reasoning start/end, sources, files, raw,
+        // stream-start, response-metadata, text start/end, sources, files, raw,
         // provider-executed tool results and approval requests carry nothing troupe uses.
         return [];
     }
@@ -197,14 +222,18 @@ export class StreamTranslator {
 
   /** The stream ended: flush completed tool inputs if no `finish` part did. */
   end(): ModelStreamPart[] {
-    return this.finished ? [] : this.flushInputs();
+    return this.finished ? [] : [...this.reasoning.flush(), ...this.flushInputs()];
   }
 
-  private flushInputs(): ModelStreamPart[] {
+  /**
+   * `cutOff`: the reply hit the output token limit, so an input that never ended is sent on
+   * as it is (its arguments incomplete): the run answers it with a "cut off" error result
+   * instead of dropping it. Otherwise a never-ended input is no call.
+   */
+  private flushInputs(cutOff = false): ModelStreamPart[] {
     const out: ModelStreamPart[] = [];
     for (const input of this.inputs.values()) {
-      // An input that never ended was cut off (e.g. finish reason "length"): no call.
-      if (!input.ended || this.emitted.has(input.id)) continue;
+      if ((!input.ended && !cutOff) || this.emitted.has(input.id)) continue;
       this.emitted.add(input.id);
       out.push({ type: 'tool_call', call: { id: input.id, name: input.name, arguments: input.text } });
     }
@@ -247,10 +276,15 @@ function finishReasonOf(reason: unknown): string | undefined {
 // Request translation
 
 /** Builds the v3 call options for one troupe request. */
-export function toCallOptions(request: ModelRequest, model: LanguageModelV3, options: AiSdkModelOptions = {}): LanguageModelV3CallOptions {
+export function toCallOptions(
+  request: ModelRequest,
+  model: LanguageModelV3,
+  options: AiSdkModelOptions = {},
+  contentParts: ContentPartSupport = { ...defaultContentParts(model), ...options.contentParts },
+): LanguageModelV3CallOptions {
   const settings: ModelSettings = request.settings ?? {};
   const call: LanguageModelV3CallOptions = {
-    prompt: toPrompt(request.system, request.messages),
+    prompt: toPrompt(request.system, request.messages, contentParts),
     abortSignal: request.signal,
   };
   if (request.tools.length > 0) call.tools = request.tools.map(toFunctionTool);
@@ -308,10 +342,11 @@ export function toFunctionTool(schema: ToolSchema): LanguageModelV3FunctionTool 
 
 /**
  * troupe transcript → v3 prompt: the system prompt first, assistant turns with their
- * reasoning, text and tool calls, and consecutive tool results grouped into one tool
- * message (error results as `error-text`).
+ * reasoning (blocks with provider metadata when kept), text and tool calls, and consecutive
+ * tool results grouped into one tool message (error results as `error-text`). Content parts
+ * go as parts where `contentParts` allows, else as their text projection.
  */
-export function toPrompt(system: string, messages: readonly Message[]): LanguageModelV3Prompt {
+export function toPrompt(system: string, messages: readonly Message[], contentParts: ContentPartSupport = { toolResults: true, userInput: true }): LanguageModelV3Prompt {
   const prompt: LanguageModelV3Prompt = [];
   if (system !== '') prompt.push({ role: 'system', content: system });
   let results: LanguageModelV3ToolResultPart[] | undefined;
@@ -321,26 +356,15 @@ export function toPrompt(system: string, messages: readonly Message[]): Language
         results = [];
         prompt.push({ role: 'tool', content: results });
       }
-      results.push({
-        type: 'tool-result',
-        toolCallId: message.callId,
-        toolName: message.name,
-        output: message.isError ? { type: 'error-text', value: message.content } : { type: 'text', value: message.content },
-      });
+      results.push({ type: 'tool-result', toolCallId: message.callId, toolName: message.name, output: toolResultOutput(message, contentParts) });
       continue;
     }
     results = undefined;
     if (message.role === 'user') {
-      prompt.push({ role: 'user', content: [{ type: 'text', text: message.content }] });
+      prompt.push({ role: 'user', content: userContent(message, contentParts) });
       continue;
     }
-    const content: Extract<LanguageModelV3Message, { role: 'assistant' }>['content'] = [];
-    if (message.reasoning) content.push({ type: 'reasoning', text: message.reasoning });
-    if (message.content !== '' || message.toolCalls.length === 0) content.push({ type: 'text', text: message.content });
-    for (const call of message.toolCalls) {
-      content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: parseInput(call.arguments) });
-    }
-    prompt.push({ role: 'assistant', content });
+    prompt.push({ role: 'assistant', content: assistantContent(message, parseInput) });
   }
   return prompt;
 }

@@ -1,5 +1,5 @@
 import type { ToolSchema } from '../tools/tool.js';
-import type { Message, ToolCallRequest, Usage } from '../types.js';
+import type { Message, ReasoningPart, ToolCallRequest, Usage } from '../types.js';
 
 export interface ModelSettings {
   temperature?: number;
@@ -30,13 +30,39 @@ export interface ModelRequest {
 export type ModelStreamPart =
   | { readonly type: 'text_delta'; readonly delta: string }
   | { readonly type: 'reasoning_delta'; readonly delta: string }
+  /**
+   * One finished reasoning block with the provider's metadata (signature, encrypted or
+   * redacted content). Its text, if any, was already streamed as `reasoning_delta`s. A reply
+   * whose blocks carry metadata keeps them (`AssistantMessage.reasoningParts`) for the next request.
+   */
+  | { readonly type: 'reasoning_part'; readonly part: ReasoningPart }
   | { readonly type: 'tool_call'; readonly call: ToolCallRequest }
-  | { readonly type: 'finish'; readonly usage?: Partial<Usage>; readonly finishReason?: string };
+  | { readonly type: 'finish'; readonly usage?: Partial<Usage>; readonly finishReason?: string }
+  /**
+   * The attempt that streamed the parts so far failed and another attempt follows: every
+   * delta and call since the request (or the last `discard`) is void. `attempt` is the failed
+   * attempt's number (1 = the first); `reason` says why, e.g. the provider error's message.
+   */
+  | { readonly type: 'discard'; readonly attempt: number; readonly reason: string };
+
+/** Where a model sends content parts as parts rather than as their text projection. */
+export interface ContentPartSupport {
+  /** Tool results with images/files (e.g. Anthropic, Gemini); false sends the projection as text. */
+  readonly toolResults: boolean;
+  /** User messages with images/files. */
+  readonly userInput: boolean;
+}
 
 /** The model port: every vendor adapter and the scripted model implement this. */
 export interface Model {
   readonly name: string;
   /** The provider takes `request.responseFormat` itself (so the schema is not repeated in the system prompt). */
   readonly supportsResponseFormat?: boolean;
+  /**
+   * Which messages this model sends to its provider with their content parts (images,
+   * files); for the others it sends `content`, the parts' text projection. Absent: none
+   * (a model that reads only `content` sees the projection, which is always there).
+   */
+  readonly contentParts?: ContentPartSupport;
   stream(request: ModelRequest): AsyncIterable<ModelStreamPart>;
 }

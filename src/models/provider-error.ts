@@ -5,7 +5,7 @@ import { ModelError } from '../errors.js';
  * A model provider failed: an HTTP error, a network failure, an error part in the
  * stream or a malformed stream chunk. `retryable` says whether the same request may
  * succeed later (429, 408, 409, 5xx, network failures); the AI SDK adapter retries those
- * itself while nothing of the reply has been streamed yet.
+ * itself, also after part of the reply streamed (announced by a `discard` stream part).
  */
 export class ProviderError extends ModelError {
   override readonly code: string = 'PROVIDER_ERROR';

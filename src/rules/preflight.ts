@@ -41,7 +41,13 @@ export interface VerdictInput {
   readonly overBudget: BudgetExceeded | undefined;
   /** The agent has beforeToolCall hooks: every call goes through the approval step, where they run first. */
   readonly hooked?: boolean;
+  /** The reply stopped at the output token limit (finish reason `length`): arguments that do not parse were cut off. */
+  readonly cutOff?: boolean;
 }
+
+/** Why a call whose arguments the output token limit cut off (finish reason `length`) was not run; its result is "Tool error: " + this. */
+export const cutOffRejection = (tool: string): string =>
+  `the call to '${tool}' was cut off by the output token limit before its arguments were complete; it was not run. Send it again with shorter arguments, or split the work over several calls.`;
 
 /**
  * The preflight verdict of one call, in the order DESIGN.md fixes: budget → tool lookup →
@@ -50,7 +56,7 @@ export interface VerdictInput {
  */
 export function callVerdict(input: VerdictInput): CallVerdict {
   if (input.overBudget) return { kind: 'overBudget', error: input.overBudget };
-  const checked = checkCall(input.call, input.tools, input.claimedHandoff);
+  const checked = checkCall(input.call, input.tools, input.claimedHandoff, input.cutOff === true);
   if (!checked.ok) return { kind: 'reject', output: checked.output };
   const cleared: ClearedCall = { tool: checked.tool, raw: checked.raw, args: checked.args };
   if (checked.tool.needsApproval !== false || input.hooked) return { kind: 'approval', cleared };
@@ -64,10 +70,10 @@ export function mustRunAlone(tool: Tool, sequentialBatch: boolean): boolean {
 
 /**
  * The per-call checks after the budget count, in the order DESIGN.md fixes:
- * tool lookup → handoff dedup → JSON parse → object check → schema validation.
- * Approval is decided by the run statechart afterwards.
+ * tool lookup → handoff dedup → JSON parse (or, after a `length` finish, the cut-off
+ * result) → object check → schema validation. Approval is decided by the run statechart afterwards.
  */
-export function checkCall(call: ToolCallRequest, tools: ReadonlyMap<string, Tool>, claimedHandoff: string | undefined): PreflightVerdict {
+export function checkCall(call: ToolCallRequest, tools: ReadonlyMap<string, Tool>, claimedHandoff: string | undefined, cutOff = false): PreflightVerdict {
   const found = tools.get(call.name);
   if (!found) {
     const names = [...tools.keys()];
@@ -87,6 +93,7 @@ export function checkCall(call: ToolCallRequest, tools: ReadonlyMap<string, Tool
     // Some providers send "" for a call without arguments.
     raw = text === '' ? {} : JSON.parse(text);
   } catch (error) {
+    if (cutOff) return reject(new InvalidToolArguments(cutOffRejection(call.name)));
     return reject(new InvalidToolArguments(`arguments for tool '${call.name}' are not valid JSON: ${(error as Error).message}`));
   }
   if (!isObject(raw)) {

@@ -61,6 +61,7 @@ export function admitCalls(state: RunState): PreflightVerdictEvent['type'] {
         sequentialBatch: batch.sequential,
         overBudget: callOverBudget(state, Date.now()),
         hooked: hasHook(state.agent, 'beforeToolCall'),
+        cutOff: state.lastReply?.finishReason === 'length',
       });
       switch (verdict.kind) {
         case 'overBudget':
@@ -275,7 +276,8 @@ function afterToolCallFor(state: RunState, slot: CallSlot): (outcome: CallOutcom
   return async (outcome) => {
     try {
       const shaped = await reshapeResult(state.agent, call, { output: outcome.output, isError: outcome.isError, result: outcome.result }, hookContext(state));
-      return shaped.output === outcome.output && shaped.isError === outcome.isError ? outcome : { ...outcome, output: shaped.output, isError: shaped.isError, terminate: outcome.terminate && !shaped.isError };
+      // A hook that changes the text replaces the result: its parts are dropped.
+      return shaped.output === outcome.output && shaped.isError === outcome.isError ? outcome : { ...outcome, output: shaped.output, isError: shaped.isError, terminate: outcome.terminate && !shaped.isError, parts: undefined };
     } catch (error) {
       return { ...outcome, result: undefined, output: `Tool error: afterToolCall hook failed: ${(error as Error)?.message ?? String(error)}`, isError: true, terminate: false };
     }
@@ -304,7 +306,10 @@ function settle(state: RunState, key: string, outcome: CallOutcome): void {
   slot.state = 'settled';
   slot.terminate = outcome.terminate;
   slot.output = outcome.output;
-  const message: Message = { role: 'tool', callId: slot.call.id, name: slot.call.name, content: outcome.output, isError: outcome.isError };
+  const message: Message =
+    outcome.parts === undefined
+      ? { role: 'tool', callId: slot.call.id, name: slot.call.name, content: outcome.output, isError: outcome.isError }
+      : { role: 'tool', callId: slot.call.id, name: slot.call.name, content: outcome.output, isError: outcome.isError, parts: outcome.parts };
   state.transcript.push(message);
   const completed: ToolCallCompletedEvent = {
     type: 'tool_call_completed',
@@ -320,6 +325,7 @@ function settle(state: RunState, key: string, outcome: CallOutcome): void {
     terminate: outcome.terminate,
   };
   if (outcome.blockedBy !== undefined) (completed as { blockedBy?: string }).blockedBy = outcome.blockedBy;
+  if (outcome.parts !== undefined) (completed as { parts?: CallOutcome['parts'] }).parts = outcome.parts;
   state.sink(completed);
   log(state, outcome.terminate ? { kind: 'result', turn: state.turn, message, terminate: true } : { kind: 'result', turn: state.turn, message });
   if (outcome.runSignal instanceof BudgetExceeded) state.stopError ??= outcome.runSignal;

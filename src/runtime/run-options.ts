@@ -3,7 +3,8 @@ import type { InspectionEvent, Observer } from 'xstate';
 import type { Tracer } from '@opentelemetry/api';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { Session } from '../store/session.js';
-import type { Budget, Message, ToolCallRequest } from '../types.js';
+import type { AssistantMessage, Budget, Message, ToolCallRequest, UserMessage } from '../types.js';
+import { checkContentParts, hasMedia, partsText, reasoningPartsIssue, type ReasoningPart } from '../message-parts.js';
 export type { InputMessage, RunInputValue } from '../types.js';
 
 /**
@@ -82,8 +83,7 @@ export function normaliseInput(input: unknown): { messages: Message[]; system: s
         system.push(content);
         return;
       case 'user':
-        if (typeof content !== 'string') throw new UserError(`${where} (user) needs string content.`);
-        messages.push({ role: 'user', content });
+        messages.push(userInput(message, where));
         return;
       case 'assistant': {
         const calls = message.toolCalls ?? [];
@@ -91,18 +91,43 @@ export function normaliseInput(input: unknown): { messages: Message[]; system: s
         for (const c of calls as Array<Record<string, unknown>>) {
           if (!c || typeof c.id !== 'string' || typeof c.name !== 'string' || typeof c.arguments !== 'string') throw new UserError(`${where} (assistant) has a malformed tool call: ${JSON.stringify(c)}.`);
         }
-        messages.push({ role: 'assistant', content, toolCalls: calls as ToolCallRequest[], agent: typeof message.agent === 'string' ? message.agent : '' });
+        const assistant: AssistantMessage = { role: 'assistant', content, toolCalls: calls as ToolCallRequest[], agent: typeof message.agent === 'string' ? message.agent : '' };
+        messages.push(withReasoning(assistant, message, where));
         return;
       }
-      case 'tool':
+      case 'tool': {
         if (typeof content !== 'string' || typeof message.callId !== 'string' || typeof message.name !== 'string') throw new UserError(`${where} (tool) needs callId, name and string content.`);
-        messages.push({ role: 'tool', callId: message.callId, name: message.name, content, isError: message.isError === true });
+        const result = { role: 'tool' as const, callId: message.callId, name: message.name, content, isError: message.isError === true };
+        messages.push(message.parts === undefined ? result : { ...result, parts: checkContentParts(message.parts, `${where} (tool)`) });
         return;
+      }
       default:
         throw new UserError(`${where} has an unknown role ${JSON.stringify(message.role)}; expected system, user, assistant or tool.`);
     }
   });
   return { messages, system };
+}
+
+/** An assistant message of the input keeps its reasoning and reasoning parts (signatures go back to the provider). @throws UserError */
+function withReasoning(assistant: AssistantMessage, message: Record<string, unknown>, where: string): AssistantMessage {
+  const { reasoning, reasoningParts } = message;
+  if (reasoning !== undefined && typeof reasoning !== 'string') throw new UserError(`${where} (assistant) has a reasoning that is not a string.`);
+  if (reasoningParts === undefined) return reasoning ? { ...assistant, reasoning } : assistant;
+  const issue = reasoningPartsIssue(reasoningParts);
+  if (issue) throw new UserError(`${where} (assistant): reasoningParts ${issue}.`);
+  return { ...assistant, ...(reasoning ? { reasoning } : {}), reasoningParts: reasoningParts as ReasoningPart[] };
+}
+
+/** A user message of the input: string content, content parts, or (a stored message) both. @throws UserError */
+function userInput(message: Record<string, unknown>, where: string): UserMessage {
+  const { content, parts } = message;
+  if (Array.isArray(content)) {
+    const checked = checkContentParts(content, `${where} (user)`);
+    return hasMedia(checked) ? { role: 'user', content: partsText(checked), parts: checked } : { role: 'user', content: partsText(checked) };
+  }
+  if (typeof content !== 'string') throw new UserError(`${where} (user) needs string content or an array of content parts.`);
+  if (parts === undefined) return { role: 'user', content };
+  return { role: 'user', content, parts: checkContentParts(parts, `${where} (user)`) };
 }
 
 /** Rejects bad run input and options up front, so a typo fails the run clearly instead of silently disabling a limit. */

@@ -94,6 +94,8 @@ export function modelInput(state: RunState): ModelTurnInput {
     onTextDelta: (delta) => state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
     onReasoningDelta: (delta) => state.sink({ type: 'reasoning_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
     ...(state.runLog?.pending ? { logged: state.runLog.settle().catch(() => undefined) } : {}),
+    onDiscard: ({ attempt, reason, text, reasoning, calls }) =>
+      state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason, attempt, voided: { text, reasoning, toolCalls: calls } }),
   };
   if (agent.hooks.length === 0) return input;
   const ctx = hookContext(state);
@@ -115,7 +117,8 @@ function responseFormat(agent: RunState['agent']): { type: 'json'; schema: Recor
 /** afterModelResponse asked for a retry: the reply is void (its usage still counts); a new turn asks again. */
 export function discardReply(state: RunState, reply: ModelReply): void {
   spendOwn(state, { usage: { ...reply.usage, requests: 1 }, toolCalls: 0 });
-  state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason: 'afterModelResponse asked for a retry' });
+  const voided = { text: reply.text, reasoning: reply.reasoning, toolCalls: reply.calls };
+  state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason: 'afterModelResponse asked for a retry', voided });
 }
 
 export function recordReply(state: RunState, reply: ModelReply): void {
@@ -125,6 +128,7 @@ export function recordReply(state: RunState, reply: ModelReply): void {
     role: 'assistant',
     content: reply.text,
     ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+    ...(reply.reasoningParts ? { reasoningParts: reply.reasoningParts } : {}),
     toolCalls: reply.calls,
     agent: state.agent.name,
   };

@@ -7,7 +7,7 @@ import type { PendingApproval } from '../runtime/approvals.js';
 import { Runner, type RunHandle } from '../runtime/runner.js';
 import type { RunOptions } from '../runtime/run-options.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
-import type { ApprovalRequiredEvent, RunEvent, Usage } from '../types.js';
+import type { ApprovalRequiredEvent, ContentPart, RunEvent, Usage } from '../types.js';
 import { EventLog, type DroppedEvents } from './event-log.js';
 import { RUN_EVENT_LIMITS, feedRunEvent, serializeRunEvent } from './serialize.js';
 
@@ -62,7 +62,10 @@ export interface RunSummary {
 export interface RunStartParams {
   readonly agentName: string;
   readonly agent: Agent;
+  /** The input text (shown in run lists); the run's input unless `parts` are given. */
   readonly input: string;
+  /** A user message with content parts (images, files): the run's input instead of `input`. */
+  readonly parts?: readonly ContentPart[];
   readonly runOptions: RunOptions;
   /** Undecided approvals are denied after this long; Infinity never. */
   readonly approvalTimeoutMs: number;
@@ -125,7 +128,7 @@ export class ServerRun {
       ...(inspect ? { inspect } : {}),
       ...(params.checkpointStore ? { checkpoint: { store: params.checkpointStore, runId: this.id } } : {}),
     };
-    this.handle = Runner.stream(params.agent, params.input, options);
+    this.handle = Runner.stream(params.agent, params.parts ? [{ role: 'user', content: params.parts }] : params.input, options);
     // Every waiting call is held from the moment it opens, even while the consumer reads earlier events.
     this.handle.approvals.onOpened((approval) => {
       if (!this.holds.has(approval.approvalId)) this.track(approval);

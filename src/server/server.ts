@@ -5,6 +5,7 @@ import type { Agent } from '../agent.js';
 import { InspectionFeed, type InspectMode } from '../inspect/feed.js';
 import type { RunOptions } from '../runtime/run-options.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
+import type { ContentPart } from '../message-parts.js';
 import { HttpError, SseStream, allowedHostSet, answerClientError, checkBearer, hostAllowed, parseJsonObject, readBody, sendError, sendJson, timeoutSettings } from './http.js';
 import { findApproval } from './find-approval.js';
 import { RunRegistry, ServerRun } from './runs.js';
@@ -124,7 +125,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
   let inspectorClients = 0;
   let closing = false;
 
-  function startRun(agentName: string, input: string): ServerRun {
+  function startRun(agentName: string, input: string, parts?: readonly ContentPart[]): ServerRun {
     const source = agents.get(agentName);
     if (!source) {
       throw new HttpError(404, 'unknown_agent', `Unknown agent '${agentName}'. Registered agents: ${[...agents.keys()].join(', ') || '(none)'}.`);
@@ -135,7 +136,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
     } catch (error) {
       throw new HttpError(500, 'agent_factory_failed', `Agent factory for '${agentName}' failed: ${(error as Error)?.message ?? String(error)}`);
     }
-    const run = new ServerRun({ agentName, agent, input, runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, maxEventBytes, ...(options.checkpointStore ? { checkpointStore: options.checkpointStore } : {}) });
+    const run = new ServerRun({ agentName, agent, input, ...(parts ? { parts } : {}), runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, maxEventBytes, ...(options.checkpointStore ? { checkpointStore: options.checkpointStore } : {}) });
     registry.add(run);
     return run;
   }

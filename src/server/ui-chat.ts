@@ -4,6 +4,8 @@ import { HttpError, SseStream, parseJsonBody, readBody } from './http.js';
 import type { ServerRun } from './runs.js';
 import { UIMessageChunkMapper, type OpenedApproval, type UIMessageChunk } from './ui-chunks.js';
 import { UI_MESSAGE_STREAM_HEADERS } from './ui-stream.js';
+import { uiInputOf, type UIInput } from './ui-input-parts.js';
+import type { ContentPart } from '../message-parts.js';
 
 /** What `POST /api/chat?protocol=ui` needs from the server. */
 export interface UIChatContext {
@@ -13,7 +15,7 @@ export interface UIChatContext {
   readonly agentNames: readonly string[];
   readonly isClosing: () => boolean;
   /** Starts a server run (throws HttpError 404 for an unknown agent). */
-  readonly startRun: (agent: string, input: string) => ServerRun;
+  readonly startRun: (agent: string, input: string, parts?: readonly ContentPart[]) => ServerRun;
   /** Open streams, ended by `server.close()`. */
   readonly streams: Set<SseStream>;
 }
@@ -21,7 +23,10 @@ export interface UIChatContext {
 /** A chat request after parsing: which agent runs on which input. */
 export interface UIChatRequest {
   readonly agent: string;
+  /** The input text (with `parts`: their text parts). */
   readonly input: string;
+  /** Text and file parts of the last message, when it has file parts (attachments). */
+  readonly parts?: readonly ContentPart[];
 }
 
 /**
@@ -39,7 +44,7 @@ export async function serveUIChat(req: IncomingMessage, res: ServerResponse, url
   if (protocol !== 'ui') throw new HttpError(400, 'invalid_protocol', `Unknown protocol '${protocol ?? ''}'. Supported: ui (AI SDK UI message stream).`);
   const request = parseUIChatRequest(await readBody(req, ctx.maxBodyBytes), req, { ...ctx, queryAgent: url.searchParams.get('agent') ?? undefined });
   if (ctx.isClosing()) throw new HttpError(503, 'closing', 'The server is shutting down.');
-  const run = ctx.startRun(request.agent, request.input);
+  const run = ctx.startRun(request.agent, request.input, request.parts);
   // SseStream's own content-type and cache headers stay; the protocol header marks the stream.
   const sse = new SseStream(res, { 'x-vercel-ai-ui-message-stream': UI_MESSAGE_STREAM_HEADERS['x-vercel-ai-ui-message-stream']!, 'x-run-id': run.id });
   ctx.streams.add(sse);
@@ -81,7 +86,8 @@ export interface UIChatParseOptions {
  * - `{ agent?, input: string }`
  * - `{ agent?, messages: UIMessage[] }` (what `useChat` / `DefaultChatTransport` send): the
  *   input is the text of the last message, which must be a user message (its `text` parts
- *   joined by newlines; a v4-style string `content` also works). Earlier messages are not
+ *   joined by newlines; a v4-style string `content` also works). Its `file` parts (base64
+ *   `data:` URLs) join the input as image/file content parts. Earlier messages are not
  *   sent to the agent: each request starts a new run.
  *
  * The agent is `agent` from the body, else `?agent=` from the URL, else the server's only
@@ -90,10 +96,10 @@ export interface UIChatParseOptions {
  */
 export function parseUIChatRequest(text: string, req: IncomingMessage, options: UIChatParseOptions): UIChatRequest {
   const fields = parseJsonBody(text, req);
-  const input = inputOf(fields);
-  if (input.length === 0) throw new HttpError(400, 'invalid_field', 'The input is empty.');
+  const { text: input, parts } = inputOf(fields);
+  if (input.length === 0 && !parts) throw new HttpError(400, 'invalid_field', 'The input is empty.');
   if (input.length > options.maxInputChars) throw new HttpError(400, 'invalid_field', `The input is longer than ${options.maxInputChars} characters.`);
-  return { agent: agentOf(fields.agent, options), input };
+  return parts ? { agent: agentOf(fields.agent, options), input, parts } : { agent: agentOf(fields.agent, options), input };
 }
 
 function agentOf(value: unknown, options: UIChatParseOptions): string {
@@ -110,12 +116,12 @@ function agentOf(value: unknown, options: UIChatParseOptions): string {
   );
 }
 
-function inputOf(fields: Record<string, unknown>): string {
+function inputOf(fields: Record<string, unknown>): UIInput {
   const { input, messages } = fields;
   if (input !== undefined && messages !== undefined) throw new HttpError(400, 'invalid_body', "Give either 'input' or 'messages', not both.");
   if (input !== undefined) {
     if (typeof input !== 'string') throw new HttpError(400, 'invalid_field', "Field 'input' must be a string.");
-    return input;
+    return { text: input };
   }
   if (messages === undefined) throw new HttpError(400, 'missing_field', "Missing field 'input' (text) or 'messages' (AI SDK UIMessage[]).");
   if (!Array.isArray(messages) || messages.length === 0) throw new HttpError(400, 'invalid_field', "Field 'messages' must be a non-empty array of UI messages.");
@@ -127,12 +133,7 @@ function inputOf(fields: Record<string, unknown>): string {
       'The last message must be a user message: each request starts a new run, and approvals are decided through POST /api/chat/approve, not by resending messages.',
     );
   }
-  if (Array.isArray(last.parts)) {
-    return last.parts
-      .filter((part): part is { type: 'text'; text: string } => typeof part === 'object' && part !== null && part.type === 'text' && typeof part.text === 'string')
-      .map((part) => part.text)
-      .join('\n');
-  }
-  if (typeof last.content === 'string') return last.content;
+  if (Array.isArray(last.parts)) return uiInputOf(last.parts);
+  if (typeof last.content === 'string') return { text: last.content };
   throw new HttpError(400, 'invalid_field', 'The last user message has neither text parts nor string content.');
 }

@@ -24,6 +24,7 @@ export type UIMessageChunk =
   | { type: 'tool-output-error'; toolCallId: string; errorText: string }
   | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'data-troupe-event'; id?: string; data: WireRunEvent }
+  | { type: 'data-troupe-discarded'; data: TroupeDiscardedData }
   | { type: 'error'; errorText: string }
   | { type: 'abort'; reason?: string }
   | { type: 'finish'; finishReason: 'stop' | 'error'; messageMetadata?: TroupeMessageMetadata };
@@ -37,6 +38,20 @@ export type TroupeMessageMetadata = {
   usage?: { inputTokens: number; outputTokens: number; totalTokens: number; requests: number };
   turns?: number;
   error?: { name: string; code: string | null; message: string };
+};
+
+/**
+ * `data-troupe-discarded`: a root model attempt was voided (`output_discarded`). A client
+ * drops the text and reasoning parts listed in `partIds` (already closed); the next
+ * attempt's deltas open new parts.
+ */
+export type TroupeDiscardedData = {
+  runId: string;
+  turn: number;
+  /** The failed provider attempt; absent for an afterModelResponse retry. */
+  attempt?: number;
+  reason: string;
+  partIds: string[];
 };
 
 /** `toolMetadata` of every tool part: where the call ran. */
@@ -107,6 +122,8 @@ export class UIMessageChunkMapper {
   private readonly streamedText = new Set<number>();
   private readonly streamedReasoning = new Set<number>();
   private partCount = 0;
+  /** Text and reasoning parts of the root's current model attempt (voided by `output_discarded`). */
+  private attemptParts: string[] = [];
   private ended = false;
 
   constructor(
@@ -134,6 +151,7 @@ export class UIMessageChunkMapper {
         break;
       case 'turn_started':
         if (root) {
+          this.attemptParts = [];
           this.closeStep(out);
           out.push({ type: 'start-step' });
           this.stepOpen = true;
@@ -184,6 +202,10 @@ export class UIMessageChunkMapper {
         this.data(out, event, call ? `${this.slots.find(event.runId, turn, call, 'peek').toolCallId}:progress` : undefined);
         break;
       }
+      case 'output_discarded':
+        if (root) this.discard(out, event, turn);
+        this.data(out, event);
+        break;
       case 'turn_ended':
         if (root) {
           this.closeParts(out);
@@ -250,11 +272,23 @@ export class UIMessageChunkMapper {
       // One part per block: text closes open reasoning and the other way round.
       this.closeParts(out);
       id = `${kind}-${turn}-${++this.partCount}`;
+      this.attemptParts.push(id);
       out.push({ type: kind === 'text' ? 'text-start' : 'reasoning-start', id });
       if (kind === 'text') this.text = { id, turn };
       else this.reasoning = { id, turn };
     }
     out.push(kind === 'text' ? { type: 'text-delta', id, delta } : { type: 'reasoning-delta', id, delta });
+  }
+
+  /** The root's attempt is void: its parts are closed and listed for the client to drop. */
+  private discard(out: UIMessageChunk[], event: WireRunEvent, turn: number): void {
+    this.closeParts(out);
+    this.streamedText.delete(turn);
+    this.streamedReasoning.delete(turn);
+    const data: TroupeDiscardedData = { runId: event.runId, turn, reason: str(event.reason), partIds: this.attemptParts };
+    if (typeof event.attempt === 'number') data.attempt = event.attempt;
+    this.attemptParts = [];
+    out.push({ type: 'data-troupe-discarded', data });
   }
 
   /** The root's reply is complete: close its parts; a reply that was not streamed is sent whole. */

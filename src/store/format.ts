@@ -4,6 +4,7 @@
  * does not match the format is a UserError naming the record, never a crash or a skip.
  */
 import { UserError } from '../errors.js';
+import { contentPartsIssue, providerMetadataIssue, reasoningPartsIssue } from '../message-parts.js';
 import type { Message } from '../types.js';
 import type { CheckpointEntry, CheckpointHead, RunStatus, StoredRun } from './checkpoint-store.js';
 
@@ -86,6 +87,13 @@ function obj(parent: Obj, key: string, path: string): Obj {
   return value;
 }
 
+/** Optional fields added within format 1 (older records lack them): content parts, reasoning parts, provider metadata. */
+function optional(obj: Obj, key: string, path: string, issueOf: (value: unknown) => string | undefined): void {
+  if (obj[key] === undefined) return;
+  const issue = issueOf(obj[key]);
+  if (issue) throw new Issue(`field '${path}${key}' ${issue}`);
+}
+
 function checkMessage(value: unknown, path: string, role?: Message['role']): void {
   if (!isObj(value)) throw new Issue(`'${path.slice(0, -1) || 'message'}' must be an object, got ${describe(value)}`);
   const actual = str(value, 'role', path);
@@ -93,10 +101,12 @@ function checkMessage(value: unknown, path: string, role?: Message['role']): voi
   switch (actual) {
     case 'user':
       str(value, 'content', path);
+      optional(value, 'parts', path, contentPartsIssue);
       return;
     case 'assistant': {
       str(value, 'content', path);
       optStr(value, 'reasoning', path);
+      optional(value, 'reasoningParts', path, reasoningPartsIssue);
       str(value, 'agent', path);
       const calls = field(value, 'toolCalls', path);
       if (!Array.isArray(calls)) throw new Issue(`field '${path}toolCalls' must be an array, got ${describe(calls)}`);
@@ -106,6 +116,7 @@ function checkMessage(value: unknown, path: string, role?: Message['role']): voi
         str(call, 'id', at);
         str(call, 'name', at);
         str(call, 'arguments', at);
+        optional(call, 'providerMetadata', at, providerMetadataIssue);
       });
       return;
     }
@@ -114,6 +125,7 @@ function checkMessage(value: unknown, path: string, role?: Message['role']): voi
       str(value, 'name', path);
       str(value, 'content', path);
       bool(value, 'isError', path);
+      optional(value, 'parts', path, contentPartsIssue);
       return;
     default:
       throw new Issue(`unknown message role ${describe(actual)}`);

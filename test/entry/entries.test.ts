@@ -35,13 +35,13 @@ describe('package entry points (built dist, plain node)', () => {
       'Agent', 'BudgetExceeded', 'CHECKPOINT_SCHEMA_VERSION', 'GuardrailTripped', 'HookError', 'InvalidToolArguments', 'MaxTurnsExceeded', 'MemoryCheckpointStore',
       'MemorySession', 'ModelError', 'OutputValidationError', 'RunCancelled', 'RunHandle', 'Runner', 'SESSION_SCHEMA_VERSION', 'ScriptExhausted', 'ToolError',
       'ToolTimeout', 'TroupeError', 'UserError', 'agentAsTool', 'askHuman', 'batch', 'call', 'checkJsonSchema', 'createServer', 'decideWorkspacePolicy',
-      'exportRun', 'getRunMachine', 'handoff', 'mcp', 'parseRunExport', 'rawTool', 'startDemoServer', 'text', 'tool', 'toolResult', 'workspaceTools',
+      'exportRun', 'getRunMachine', 'handoff', 'mcp', 'parseRunExport', 'partsText', 'rawTool', 'startDemoServer', 'text', 'tool', 'toolResult', 'workspaceTools',
     ]);
     expect(loaded.packages).toEqual(['nanoid', 'xstate', 'zod']);
     expect(loaded.addons).toEqual([]);
     // otel/: the `tracer` run option's code; @opentelemetry/api itself is not loaded.
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'deprecated.js', 'errors.js', 'handoff', 'index.js', 'machines', 'models', 'otel', 'rules', 'runtime', 'store', 'tools', 'types.js',
+      'actors', 'agent.js', 'deprecated.js', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'store', 'tools', 'types.js',
     ]);
     // The deprecated step builders (data helpers) only: never the ScriptedModel test double.
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/script-steps.js']);
@@ -59,7 +59,7 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/sqlite');
     expect(loaded.exports).toEqual(['SqliteCheckpointStore', 'SqliteSession']);
     expect(loaded.files).toEqual([
-      'entry/sqlite.js', 'errors.js', 'store/checkpoint-store.js', 'store/format.js', 'store/session.js',
+      'entry/sqlite.js', 'errors.js', 'message-parts.js', 'store/checkpoint-store.js', 'store/format.js', 'store/session.js',
       'store/sqlite-checkpoint-store.js', 'store/sqlite-session.js', 'store/sqlite.js',
     ]);
     expect(loaded.packages).toEqual(['better-sqlite3']);
@@ -78,21 +78,21 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.addons).toEqual([]);
     // No cli/ and models/: startDemoServer loads the scripted demo when called.
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'otel', 'rules', 'runtime', 'server', 'tools', 'types.js',
+      'actors', 'agent.js', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'otel', 'rules', 'runtime', 'server', 'tools', 'types.js',
     ]);
   });
 
   it('troupe/mcp: the MCP tool adapter; the MCP SDK loads on connect', async () => {
     const loaded = await load('troupe/mcp');
-    expect(loaded.exports).toEqual(['McpConnectionError', 'mcp', 'mcpToolName', 'renderMcpContent']);
-    expect(loaded.files).toEqual(['entry/mcp.js', 'errors.js', 'mcp/index.js', 'mcp/mcp.js', 'tools/raw-tool.js', 'tools/result.js', 'tools/schema.js', 'tools/tool.js']);
+    expect(loaded.exports).toEqual(['McpConnectionError', 'mcp', 'mcpContentParts', 'mcpToolName', 'renderMcpContent']);
+    expect(loaded.files).toEqual(['entry/mcp.js', 'errors.js', 'mcp/deferred-tools.js', 'mcp/index.js', 'mcp/mcp-content.js', 'mcp/mcp.js', 'message-parts.js', 'tools/raw-tool.js', 'tools/result.js', 'tools/schema.js', 'tools/tool.js', 'tools/validate.js']);
     expect(loaded.packages).toEqual(['zod']);
   });
 
   it('troupe/ai-sdk: the AI SDK adapter, its error type and modelFromEnv', async () => {
     const loaded = await load('troupe/ai-sdk');
     expect(loaded.exports).toEqual(['AiSdkModel', 'ProviderError', 'aiSdkModel', 'defaultParallelToolCalls', 'modelFromEnv']);
-    expect(loaded.files).toEqual(['cli/model-from-env.js', 'entry/ai-sdk.js', 'errors.js', 'models/ai-sdk.js', 'models/provider-error.js']);
+    expect(loaded.files).toEqual(['cli/model-from-env.js', 'entry/ai-sdk.js', 'errors.js', 'models/ai-sdk-parts.js', 'models/ai-sdk.js', 'models/provider-error.js']);
     expect(loaded.packages).toEqual(['@ai-sdk/openai-compatible', '@ai-sdk/provider', '@ai-sdk/provider-utils', 'eventsource-parser', 'zod']);
   });
 
@@ -100,6 +100,6 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/otel');
     expect(loaded.exports).toContain('traceRun');
     expect(loaded.packages).toEqual([]);
-    expect(areas(loaded)).toEqual(['errors.js', 'otel', 'runtime']);
+    expect(areas(loaded)).toEqual(['errors.js', 'message-parts.js', 'otel', 'runtime']);
   });
 });

@@ -43,6 +43,7 @@ describe('mcp() over stdio', () => {
       'fx__rich',
       'fx__structured',
       'fx__dotted_name',
+      'fx__screenshot',
     ]);
     const add = fx.tools[0]!;
     expect(add).toMatchObject({ description: 'Add two numbers.', source: "MCP server 'fx'", parallel: true, strict: false, needsApproval: false });

@@ -53,6 +53,7 @@ describe('aiSdkModel: stream translation', () => {
     ]);
     expect(await drain(aiSdkModel(model).stream(request()))).toEqual([
       { type: 'reasoning_delta', delta: 'thinking' },
+      { type: 'reasoning_part', part: { text: 'thinking' } },
       { type: 'text_delta', delta: 'Hello' },
       { type: 'text_delta', delta: ' world' },
       { type: 'finish', usage: { inputTokens: 12, outputTokens: 7, totalTokens: 19 }, finishReason: 'stop' },
@@ -284,10 +285,10 @@ describe('aiSdkModel: errors and retries', () => {
     expect(model.calls).toHaveLength(1);
   });
 
-  it('does not retry once output was streamed', async () => {
+  it('a failure after streamed output with no retries left is the ProviderError, with no discard part', async () => {
     const terminated = new TypeError('terminated', { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) });
     const model = fakeLanguageModel([{ parts: [{ type: 'text-delta', id: 't', delta: 'Hal' }], error: terminated }, { parts: [finish()] }]);
-    const { error, parts } = await failure(aiSdkModel(model, fast).stream(request()));
+    const { error, parts } = await failure(aiSdkModel(model, { ...fast, maxRetries: 0 }).stream(request()));
     expect(parts).toEqual([{ type: 'text_delta', delta: 'Hal' }]);
     expect(error).toMatchObject({ message: "Model provider 'fake.chat' (model 'fake-model') failed: terminated", retryable: true, attempts: 1 });
     expect(model.calls).toHaveLength(1);

@@ -15,7 +15,8 @@ export interface RecordedHttpRequest {
 
 export type Reply =
   /** SSE chunks (objects are JSON-encoded, strings are sent as they are), then `data: [DONE]`. */
-  | { readonly kind: 'sse'; readonly chunks: ReadonlyArray<object | string>; readonly done?: boolean; readonly hang?: boolean }
+  /** `drop`: the connection is destroyed after the chunks (a stream cut mid-reply). */
+  | { readonly kind: 'sse'; readonly chunks: ReadonlyArray<object | string>; readonly done?: boolean; readonly hang?: boolean; readonly drop?: boolean }
   | { readonly kind: 'status'; readonly status: number; readonly body?: string; readonly headers?: Record<string, string> }
   /** Drops the connection without answering. */
   | { readonly kind: 'destroy' };
@@ -83,6 +84,11 @@ export async function startChatServer(replies: ReplySource[] = []): Promise<Chat
         for (const c of reply.chunks) res.write(`data: ${typeof c === 'string' ? c : JSON.stringify(c)}\n\n`);
         if (reply.hang) {
           hangStarted();
+          return;
+        }
+        if (reply.drop) {
+          // Flushes what was written, then closes the connection mid-body (no final chunk).
+          req.socket.end();
           return;
         }
         if (reply.done !== false) res.write('data: [DONE]\n\n');

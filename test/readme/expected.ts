@@ -7,6 +7,10 @@ export const EXPECTED_STDOUT: Record<string, string | RegExp> = {
   'README.md › A first agent': '2 + 3 = 5\nc1 5\n',
   'README.md › Tools': '1\n',
   'README.md › Approvals': 'Refunded A123.\n',
+  // The user's image and the tool's screenshot keep their parts; `content` is the text projection.
+  'README.md › Images and files (content parts)':
+    'user text+image "Compare the screen with this:\\n[image: image/png, 70 bytes]"\ntool text+image "The screen:\\n[image: image/png, 70 bytes]"\n',
+  'README.md › Reasoning and provider metadata': 'It is noon (signature sent back: sig-1).\n',
   // The question answered with one of its options, the refund approved with edited (smaller) arguments.
   'README.md › Approvals #3': 'ask_human A1\nrefund refunded 5000\n',
   // The steer was withdrawn before the model read it: only the follow-up is injected.

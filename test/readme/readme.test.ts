@@ -60,6 +60,7 @@ describe('README and docs examples', () => {
       "README.md › Using Stately's inspector",
       "README.md › Using Stately's inspector #2",
       'README.md › Real models, MCP servers and built-in tools #2',
+      'README.md › Real models, MCP servers and built-in tools #3',
       'docs/models-and-mcp.md › MCP servers',
     ]);
     expect(keys('fragment')).toEqual([
@@ -68,7 +69,7 @@ describe('README and docs examples', () => {
       'README.md › Budgets, turns and cancellation',
       'README.md › AI SDK UI streams (`useChat`)',
     ]);
-    expect(runnable).toHaveLength(17);
+    expect(runnable).toHaveLength(19);
     expect(new Set(blocks.map((b) => b.key)).size).toBe(blocks.length);
   });
 

@@ -189,7 +189,7 @@ describe('run input and instructions', () => {
   it.each([
     [[], 'Run input must not be an empty array of messages.'],
     [[{ role: 'robot', content: 'x' }], 'Run input message #1 has an unknown role "robot"; expected system, user, assistant or tool.'],
-    [[{ role: 'user', content: 3 }], 'Run input message #1 (user) needs string content.'],
+    [[{ role: 'user', content: 3 }], 'Run input message #1 (user) needs string content or an array of content parts.'],
     [42, 'Run input must be a string or an array of messages, got number.'],
   ])('rejects input %j with a UserError before anything runs', async (input, message) => {
     const events = await collect(Runner.stream(new Agent({ name: 'a', model: new ScriptedModel([text('x')]) }), input as never));
