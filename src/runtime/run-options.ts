@@ -4,6 +4,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { Session } from '../store/session.js';
 import type { Budget, Message, ToolCallRequest } from '../types.js';
+import { resolvePolicy, type ContextPolicy } from '../context/policy.js';
 export type { InputMessage, RunInputValue } from '../types.js';
 
 /**
@@ -51,6 +52,8 @@ export interface RunOptions<Deps = any> {
    * See README "Tracing (OpenTelemetry)".
    */
   tracer?: Tracer;
+  /** View-only compaction of what the model is sent; overrides the agent's (see ContextPolicy). */
+  contextPolicy?: ContextPolicy;
 }
 
 /**
@@ -111,6 +114,7 @@ export function normaliseInput(input: unknown): { messages: Message[]; system: s
 /** Rejects bad run input and options up front, so a typo fails the run clearly instead of silently disabling a limit. */
 export function validateRunOptions(input: unknown, options: RunOptions): void {
   normaliseInput(input);
+  if (options.contextPolicy !== undefined) resolvePolicy(options.contextPolicy);
   if (options.instructions !== undefined && typeof options.instructions !== 'string') throw new UserError(`instructions must be a string, got ${typeof options.instructions}.`);
   if (options.maxConcurrentToolCalls !== undefined && (!Number.isInteger(options.maxConcurrentToolCalls) || options.maxConcurrentToolCalls < 1)) {
     throw new UserError(`maxConcurrentToolCalls must be a positive integer, got ${String(options.maxConcurrentToolCalls)}.`);

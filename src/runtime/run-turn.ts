@@ -10,6 +10,13 @@ import { z } from 'zod';
 import { spendOwn } from './run-spend.js';
 import { emptyBatch, useAgent, type Batch, type CallSlot, type HandoffInputFilter, type QueuedMessage, type RunState } from './run-state.js';
 import type { Agent } from '../agent.js';
+import { contextCompactor } from './run-context-view.js';
+
+/** contextPolicy's step of the model turn, when the run has one. */
+function compactorOf(state: RunState): Pick<ModelTurnInput, 'compact'> {
+  const compact = contextCompactor(state);
+  return compact ? { compact } : {};
+}
 
 /** `run_started`; a fresh run logs its input, a resumed one re-opens its stored turn. Sub-runs announce themselves to their parent. */
 export function startRun(state: RunState): void {
@@ -93,6 +100,7 @@ export function modelInput(state: RunState): ModelTurnInput {
     request: () => ({ runId: state.runId, agent: agent.name, system, messages: state.transcript, tools: state.toolSchemas, settings: agent.settings, responseFormat: format }),
     onTextDelta: (delta) => state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
     onReasoningDelta: (delta) => state.sink({ type: 'reasoning_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
+    ...compactorOf(state),
   };
   if (agent.hooks.length === 0) return input;
   const ctx = hookContext(state);
@@ -113,12 +121,12 @@ function responseFormat(agent: RunState['agent']): { type: 'json'; schema: Recor
 
 /** afterModelResponse asked for a retry: the reply is void (its usage still counts); a new turn asks again. */
 export function discardReply(state: RunState, reply: ModelReply): void {
-  spendOwn(state, { usage: { ...reply.usage, requests: 1 }, toolCalls: 0 });
+  spendOwn(state, { usage: { ...reply.usage, requests: 1 + (reply.extraRequests ?? 0) }, toolCalls: 0 });
   state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason: 'afterModelResponse asked for a retry' });
 }
 
 export function recordReply(state: RunState, reply: ModelReply): void {
-  spendOwn(state, { usage: { ...reply.usage, requests: 1 }, toolCalls: 0 });
+  spendOwn(state, { usage: { ...reply.usage, requests: 1 + (reply.extraRequests ?? 0) }, toolCalls: 0 });
   state.lastReply = { finishReason: reply.finishReason, inputTokens: reply.usage.inputTokens };
   const message: AssistantMessage = {
     role: 'assistant',
