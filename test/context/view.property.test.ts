@@ -28,7 +28,9 @@ const policyArb: fc.Arbitrary<ContextPolicy> = fc.record({
   summarize: fc.constantFrom(false as const, {}),
 });
 
-function transcriptOf(turns: fc.TypeOf<typeof turnArb>[]): Message[] {
+type Turn = typeof turnArb extends fc.Arbitrary<infer T> ? T : never;
+
+function transcriptOf(turns: Turn[]): Message[] {
   const out: Message[] = [{ role: 'user', content: 'start' }];
   turns.forEach((turn, t) => {
     if (turn.user !== undefined) out.push({ role: 'user', content: 'u'.repeat(turn.user) });
