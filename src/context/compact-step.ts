@@ -1,6 +1,6 @@
 import type { Message } from '../types.js';
 import type { ResolvedPolicy } from './policy.js';
-import { RECALL_TOOL_NAME, type ViewRenderer, type ViewState } from './view.js';
+import { RECALL_TOOL_NAME, clearedText, offloadedText, type ViewRenderer, type ViewState } from './view.js';
 
 export type CompactionStage = 'offload' | 'clear' | 'summarize';
 
@@ -58,33 +58,42 @@ export async function compactStep(state: ViewState, input: StepInput, renderer: 
   let next = state;
 
   const rewrite = (kind: 'offload' | 'clear', eligible: (index: number) => boolean): void => {
-    const set = new Set(kind === 'offload' ? next.offloaded : next.cleared);
+    // Copied on the first change only; the new state owns the copy, so later adds need no new state.
+    let set: Set<number> | undefined;
     const touched = kind === 'offload' ? offloaded : cleared;
-    for (let i = next.cut; i < protectFrom && current > target; i++) {
+    let i = Math.max(next.cut, kind === 'offload' ? next.offloadFrom : next.clearFrom);
+    for (; i < protectFrom && current > target; i++) {
       if (messages[i]!.role !== 'tool' || !eligible(i)) continue;
       const was = renderer.estimate(renderer.messageAt(messages, i, next)!);
+      if (!set) {
+        set = new Set(kind === 'offload' ? next.offloaded : next.cleared);
+        next = kind === 'offload' ? { ...next, offloaded: set } : { ...next, cleared: set };
+      }
       set.add(i);
-      next = kind === 'offload' ? { ...next, offloaded: set } : { ...next, cleared: set };
       current += renderer.estimate(renderer.messageAt(messages, i, next)!) - was;
       touched.push(i);
     }
-    if (touched.length > 0) stages.push(kind);
+    if (touched.length === 0) return;
+    next = kind === 'offload' ? { ...next, offloadFrom: i } : { ...next, clearFrom: i };
+    stages.push(kind);
   };
 
   if (policy.offload && current > target) {
-    const { minChars } = policy.offload;
+    const { minChars, previewChars } = policy.offload;
     rewrite('offload', (i) => {
       const m = messages[i]! as Extract<Message, { role: 'tool' }>;
-      // A recalled result was asked for in full: offloading it again would loop.
-      return !next.offloaded.has(i) && !next.cleared.has(i) && m.name !== RECALL_TOOL_NAME && m.content.length >= minChars;
+      // A recalled result was asked for in full (offloading it again would loop), and a
+      // preview longer than the result saves nothing.
+      return (
+        !next.offloaded.has(i) && !next.cleared.has(i) && m.name !== RECALL_TOOL_NAME && m.content.length >= minChars && offloadedText(m, previewChars).length < m.content.length
+      );
     });
   }
   if (policy.clear && current > target) {
     rewrite('clear', (i) => {
       if (next.cleared.has(i)) return false;
       // Clearing a result shorter than its marker would grow the request.
-      const shown = renderer.messageAt(messages, i, next)!;
-      return shown.content.length > 160;
+      return clearedText(messages[i] as Extract<Message, { role: 'tool' }>).length < renderer.messageAt(messages, i, next)!.content.length;
     });
   }
   if (policy.summarize && summarize && current > target) {
@@ -100,6 +109,7 @@ export async function compactStep(state: ViewState, input: StepInput, renderer: 
     }
   }
   if (stages.length === 0) return { state, report: undefined };
+  renderer.knowTotal(next, end, current - input.overhead);
   return { state: next, report: { stages, offloaded, cleared, summarized, tokensBefore: before, tokensAfter: current } };
 }
 

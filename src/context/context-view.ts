@@ -48,6 +48,8 @@ export class ContextView {
   private readonly forced = new Map<number, number>();
   /** From this request point on, the provider's overflow taught a lower limit. */
   private learned: { readonly from: number; readonly limit: number } | undefined;
+  /** The current request's step, reused when its reply lands (the fold would compute the same). */
+  private tentative: { readonly end: number; readonly base: ViewState; readonly key: string; readonly state: ViewState } | undefined;
   /** Request points whose compaction was reported (a retried reply does not report again). */
   private readonly reported = new Set<string>();
 
@@ -78,6 +80,7 @@ export class ContextView {
       this.learned = { from: end, limit: Math.min(this.learned?.limit ?? limit, limit) };
     }
     const { state, report } = await this.step(this.committed, messages, end, overhead, summarize);
+    this.tentative = { end, base: this.committed, key: this.stepKey(end, overhead), state };
     const key = `${end}:${reason}`;
     const fresh = report !== undefined && !this.reported.has(key);
     if (fresh) this.reported.add(key);
@@ -90,11 +93,20 @@ export class ContextView {
     if (this.scanned > messages.length || (this.scanned > 0 && messages[this.scanned - 1] !== this.anchor)) this.reset();
     for (let i = this.scanned; i < messages.length; i++) {
       if (messages[i]!.role !== 'assistant') continue;
-      this.committed = (await this.step(this.committed, messages, i, overhead, summarize)).state;
+      const known = this.tentative;
+      this.committed =
+        known && known.end === i && known.base === this.committed && known.key === this.stepKey(i, overhead)
+          ? known.state
+          : (await this.step(this.committed, messages, i, overhead, summarize)).state;
       this.lastAssistant = i;
     }
     this.scanned = messages.length;
     this.anchor = messages[messages.length - 1];
+  }
+
+  /** What a step at `end` depends on besides the state and the transcript prefix. */
+  private stepKey(end: number, overhead: number): string {
+    return `${overhead}:${this.forced.get(end)}:${this.learned && end >= this.learned.from ? this.learned.limit : ''}`;
   }
 
   private step(state: ViewState, messages: readonly Message[], end: number, overhead: number, summarize: Summarizer | undefined) {
@@ -139,6 +151,7 @@ export class ContextView {
     this.lastAssistant = -1;
     this.forced.clear();
     this.summaries.clear();
+    this.tentative = undefined;
     this.renderer.reset();
   }
 }
