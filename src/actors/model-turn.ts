@@ -22,7 +22,7 @@ export interface ModelTurnInput {
    * contextPolicy: the compacted view of the request, before the hooks see it. `overflow`:
    * the provider refused the last view as too long; compact harder. @throws ModelError
    */
-  compact?(request: Omit<ModelRequest, 'signal'>, reason: 'threshold' | 'overflow', signal: AbortSignal): Promise<CompactedRequest>;
+  compact?: (request: Omit<ModelRequest, 'signal'>, reason: 'threshold' | 'overflow', signal: AbortSignal) => Promise<CompactedRequest>;
 }
 
 /** A request as contextPolicy compacted it, and what compacting spent (summary requests). */

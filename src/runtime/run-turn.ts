@@ -12,12 +12,6 @@ import { emptyBatch, useAgent, type Batch, type CallSlot, type HandoffInputFilte
 import type { Agent } from '../agent.js';
 import { contextCompactor } from './run-context-view.js';
 
-/** contextPolicy's step of the model turn, when the run has one. */
-function compactorOf(state: RunState): Pick<ModelTurnInput, 'compact'> {
-  const compact = contextCompactor(state);
-  return compact ? { compact } : {};
-}
-
 /** `run_started`; a fresh run logs its input, a resumed one re-opens its stored turn. Sub-runs announce themselves to their parent. */
 export function startRun(state: RunState): void {
   state.parentRef?.send({ type: 'child.started', runId: state.runId, ref: state.self });
@@ -100,8 +94,9 @@ export function modelInput(state: RunState): ModelTurnInput {
     request: () => ({ runId: state.runId, agent: agent.name, system, messages: state.transcript, tools: state.toolSchemas, settings: agent.settings, responseFormat: format }),
     onTextDelta: (delta) => state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
     onReasoningDelta: (delta) => state.sink({ type: 'reasoning_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
-    ...compactorOf(state),
   };
+  const compact = contextCompactor(state);
+  if (compact) input.compact = compact;
   if (agent.hooks.length === 0) return input;
   const ctx = hookContext(state);
   return {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, MemoryCheckpointStore, MemorySession, Runner, UserError, tool, type RunEvent } from '../../src/index.js';
+import { Agent, MemoryCheckpointStore, MemorySession, ModelError, Runner, UserError, tool, type RunEvent } from '../../src/index.js';
 import { ScriptedModel, call, text } from '../../src/entry/testing.js';
 import { collect, completed, trace } from '../helpers.js';
 import { bigTool, compactions, pageText, pagesScript, summaryModel } from './fixtures.js';
@@ -89,6 +89,27 @@ describe('contextPolicy in a run', () => {
     expect(result.usage.requests).toBe(4);
     const ended = events.filter((e): e is Extract<RunEvent, { type: 'turn_ended' }> => e.type === 'turn_ended');
     expect(ended[2]!.usage.inputTokens - ended[1]!.usage.inputTokens).toBe(100 + Math.ceil(5000 / 4));
+  });
+
+  it('beforeModelCall hooks see the compacted view; a failing summary fails the run with a ModelError', async () => {
+    const seen: number[] = [];
+    const model = pagesScript(4);
+    const agent = new Agent({
+      name: 'reader', model, tools: [bigTool(5_000)], contextPolicy: policy,
+      hooks: { beforeModelCall: (request, ctx) => void seen.push(request.messages.reduce((n, m) => n + m.content.length, 0) - ctx.transcript.reduce((n, m) => n + m.content.length, 0)) },
+    });
+    await Runner.run(agent, 'read');
+    // Turn 4 offloaded c1 and c2: the hook saw 2 × (5000 − 190) fewer characters than the transcript holds.
+    expect(seen).toEqual([0, 0, 0, -2 * (5000 - offloadedText(1).length), -2 * (5000 - offloadedText(1).length)]);
+
+    const broken = { name: 'broken', async *stream(): AsyncIterable<never> { throw new Error('summariser down'); } };
+    const failing = new Agent({ name: 'reader', model: pagesScript(4), tools: [bigTool(5_000)], contextPolicy: { ...policy, offload: false, clear: false, summarize: { model: broken } } });
+    const events = await collect(Runner.stream(failing, 'read'));
+    const failed = events.at(-1) as Extract<RunEvent, { type: 'run_failed' }>;
+    expect(failed.type).toBe('run_failed');
+    expect(failed.error).toBeInstanceOf(ModelError);
+    expect(failed.error.message).toBe("Context summary by model 'broken' failed: summariser down");
+    expect(failed.turns).toBe(4);
   });
 
   it('rejects a malformed policy and a tool named recall_tool_result with a UserError', async () => {
