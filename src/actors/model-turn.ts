@@ -54,19 +54,19 @@ export interface ModelReply {
  * compaction could not fix) or HookError.
  */
 export async function streamModelTurn(input: ModelTurnInput, signal: AbortSignal): Promise<ModelReply> {
-  if (!input.compact) return judged(input, await streamReply(input, signal, input.shape ? await input.shape(input.request()) : input.request()));
-  const first = await input.compact(input.request(), 'threshold', signal);
-  let spent: CompactedRequest[] = [first];
+  const send = async (request: Omit<ModelRequest, 'signal'>): Promise<ModelReply> => streamReply(input, signal, input.shape ? await input.shape(request) : request);
+  if (!input.compact) return judged(input, await send(input.request()));
+  const spent = [await input.compact(input.request(), 'threshold', signal)];
   let reply: ModelReply;
   try {
-    reply = await streamReply(input, signal, input.shape ? await input.shape(first.request) : first.request);
+    reply = await send(spent[0]!.request);
   } catch (error) {
     if (!(error instanceof ContextOverflowError)) throw error;
     const harder = await input.compact(input.request(), 'overflow', signal);
-    spent = [first, harder];
+    spent.push(harder);
     if (!harder.shrunk) throw new ContextOverflowError(`${error.message} contextPolicy found nothing more to compact.`, { cause: error.cause });
     try {
-      reply = await streamReply(input, signal, input.shape ? await input.shape(harder.request) : harder.request);
+      reply = await send(harder.request);
     } catch (again) {
       if (again instanceof ContextOverflowError) throw new ContextOverflowError(`${again.message} It still overflowed after contextPolicy compacted harder.`, { cause: again.cause });
       throw again;

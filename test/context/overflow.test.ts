@@ -24,7 +24,7 @@ const PROVIDER_TEXT = "Model provider 'fake.chat' (model 'fake-model') failed: H
 
 describe('contextPolicy: a provider context overflow', () => {
   it('compacts harder and retries the request once: overflow → compaction → success', async () => {
-    const provider = fakeLanguageModel([fetchCall(1), fetchCall(2), { throws: overflow() }, reply('done')]);
+    const provider = fakeLanguageModel([fetchCall(1), fetchCall(2), { throws: overflow() }, fetchCall(3), reply('done')]);
     // No maxInputTokens: only the provider's answer triggers compaction.
     const agent = new Agent({ name: 'reader', model: aiSdkModel(provider, { maxRetries: 0 }), tools: [bigTool(5_000)], contextPolicy: { offload: { previewChars: 40 } } });
     const handle = Runner.stream(agent, 'read', { runId: 'r1' });
@@ -33,9 +33,13 @@ describe('contextPolicy: a provider context overflow', () => {
     expect(compactions(events)).toEqual([
       { type: 'context_compacted', runId: 'r1', path: ['reader'], agent: 'reader', turn: 3, reason: 'overflow', stages: ['offload'], offloaded: ['c1', 'c2'], cleared: [], summarized: [], summarizedMessages: 0, tokensBefore: 2676, tokensAfter: 272 },
     ]);
-    expect(provider.calls).toHaveLength(4);
+    expect(provider.calls).toHaveLength(5);
     expect(promptChars(provider.calls[3]!)).toBeLessThan(promptChars(provider.calls[2]!) - 9_000);
-    expect(events.filter((e) => e.type === 'turn_started')).toHaveLength(3);
+    // The harder decisions stick: the next request extends the retried one.
+    const retried = provider.calls[3]!.prompt;
+    expect(provider.calls[4]!.prompt.slice(0, retried.length)).toEqual(retried);
+    expect(provider.calls[4]!.prompt).toHaveLength(retried.length + 2);
+    expect(events.filter((e) => e.type === 'turn_started')).toHaveLength(4);
   });
 
   it('fails with ContextOverflowError when the compacted request overflows again', async () => {
