@@ -6,6 +6,7 @@ import type { RunContext } from './tools/context.js';
 import type { ResultRenderer, Tool } from './tools/tool.js';
 import type { Message, ToolCallRequest } from './types.js';
 import type { AgentHooks, Guardrail, OutputOptions } from './hooks.js';
+import { resolvePolicy, type ContextPolicy } from './context/policy.js';
 
 /** What an approval handler answers: allow, deny, or leave it to the stream consumer. */
 export type ApprovalDecision = boolean | 'allow' | 'deny' | 'ask';
@@ -37,6 +38,8 @@ export interface AgentOptions<Deps = any> extends OutputOptions<Deps> {
   settings?: ModelSettings;
   /** Hooks that shape the loop (see AgentHooks); several compose in order. */
   hooks?: AgentHooks<Deps> | readonly AgentHooks<Deps>[];
+  /** View-only compaction of what the model is sent (see ContextPolicy); a run's `contextPolicy` option overrides it. */
+  contextPolicy?: ContextPolicy;
 }
 
 export const DEFAULT_MAX_TOOL_OUTPUT_CHARS = 200_000;
@@ -59,6 +62,7 @@ export class Agent<Deps = any> {
   readonly outputType: OutputOptions['outputType'];
   readonly inputGuardrails: readonly Guardrail<readonly Message[], Deps>[];
   readonly outputGuardrails: readonly Guardrail<unknown, Deps>[];
+  readonly contextPolicy: ContextPolicy | undefined;
 
   constructor(options: AgentOptions<Deps>) {
     if (!options.name) throw new UserError('Agent needs a name.');
@@ -79,6 +83,9 @@ export class Agent<Deps = any> {
     this.outputType = options.outputType;
     this.inputGuardrails = [...(options.inputGuardrails ?? [])];
     this.outputGuardrails = [...(options.outputGuardrails ?? [])];
+    // A malformed policy fails here, not at the first long request.
+    if (options.contextPolicy !== undefined) resolvePolicy(options.contextPolicy);
+    this.contextPolicy = options.contextPolicy;
   }
 
   /** This agent as a tool: each call runs it as a child run of the caller. */

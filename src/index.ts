@@ -11,6 +11,8 @@ export {
   ToolError,
   InvalidToolArguments,
   RunCancelled,
+  RunLocked,
+  RunSuspended,
   BudgetExceeded,
   MaxTurnsExceeded,
   ModelError,
@@ -59,6 +61,9 @@ export { askHuman, type HumanChannel, type AskHumanOptions } from './tools/ask-h
 export { handoff, type HandoffOptions } from './handoff/handoff.js';
 export { agentAsTool, type AgentToolOptions } from './handoff/agent-tool.js';
 export type { HandoffInputFilter } from './runtime/run-state.js';
+export type { ContextPolicy } from './context/policy.js';
+export { recallToolResult } from './context/recall-tool.js';
+export { ContextOverflowError, isContextOverflow } from './models/context-overflow.js';
 export type * from './types.js';
 // Moved names, kept for one version without loading their modules (see ./deprecated.ts).
 export * from './deprecated.js';

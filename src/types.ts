@@ -173,6 +173,26 @@ export interface OutputDiscardedEvent extends EventBase {
   /** What is void: the text, reasoning and complete tool calls the attempt had produced. */
   readonly voided: { readonly text: string; readonly reasoning: string; readonly toolCalls: readonly ToolCallRequest[] };
 }
+/**
+ * contextPolicy compacted what the model is sent (the transcript is unchanged). Call ids
+ * name the results offloaded (now a preview; `recall_tool_result` returns them), cleared
+ * (now a marker) and summarised (their calls and results are inside the summary message).
+ * Token counts are troupe's estimate of the request before and after.
+ */
+export interface ContextCompactedEvent extends EventBase {
+  readonly type: 'context_compacted';
+  readonly turn: number;
+  /** threshold: the estimate passed the policy's limit; overflow: the provider refused the request as too long (it is retried once). */
+  readonly reason: 'threshold' | 'overflow';
+  readonly stages: readonly ('offload' | 'clear' | 'summarize')[];
+  readonly offloaded: readonly string[];
+  readonly cleared: readonly string[];
+  readonly summarized: readonly string[];
+  /** Transcript messages newly inside the summary. */
+  readonly summarizedMessages: number;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+}
 export interface CheckpointSavedEvent extends EventBase { readonly type: 'checkpoint_saved'; readonly turn: number; readonly entries: number }
 export interface HandoffOccurredEvent extends EventBase { readonly type: 'handoff_occurred'; readonly from: string; readonly to: string; readonly turn: number }
 export interface TurnEndedEvent extends EventBase { readonly type: 'turn_ended'; readonly turn: number; readonly usage: Usage }
@@ -206,6 +226,7 @@ export type RunEvent =
   | ReasoningDeltaEvent
   | MessageCompletedEvent
   | OutputDiscardedEvent
+  | ContextCompactedEvent
   | ApprovalRequiredEvent
   | ToolCallStartedEvent
   | HumanRequestEvent

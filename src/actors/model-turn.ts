@@ -1,6 +1,8 @@
 import { nanoid } from 'nanoid';
 import { fromPromise } from 'xstate';
 import { ModelError } from '../errors.js';
+import { ContextOverflowError, isContextOverflow } from '../models/context-overflow.js';
+import { checkedUsage } from '../models/usage.js';
 import { errorText } from '../tools/render.js';
 import type { Model, ModelRequest } from '../models/model.js';
 import type { ReasoningPart, ToolCallRequest, Usage } from '../types.js';
@@ -20,6 +22,11 @@ export interface ModelTurnInput {
   judge?(reply: ModelReply): Promise<AfterModelResponse | undefined>;
   /** Settles when the run's log has stored everything the request is built from (durable runs). Never rejects. */
   readonly logged?: Promise<void>;
+  /**
+   * contextPolicy: the compacted view of the request, before the hooks see it. `overflow`:
+   * the provider refused the last view as too long; compact harder. @throws ModelError
+   */
+  compact?: (request: Omit<ModelRequest, 'signal'>, reason: 'threshold' | 'overflow', signal: AbortSignal) => Promise<CompactedRequest>;
 }
 
 /** A failed model attempt whose output was voided before the model tried again. */
@@ -29,6 +36,16 @@ export interface DiscardedAttempt {
   readonly text: string;
   readonly reasoning: string;
   readonly calls: readonly ToolCallRequest[];
+}
+
+
+/** A request as contextPolicy compacted it, and what compacting spent (summary requests). */
+export interface CompactedRequest {
+  readonly request: Omit<ModelRequest, 'signal'>;
+  readonly usage: Partial<Usage>;
+  readonly requests: number;
+  /** Smaller than the view the provider refused (for an overflow; else a retry is futile). */
+  readonly shrunk: boolean;
 }
 
 export interface ModelReply {
@@ -41,18 +58,53 @@ export interface ModelReply {
   readonly finishReason: string | undefined;
   /** What the afterModelResponse hooks asked for, if anything. */
   readonly verdict?: AfterModelResponse;
+  /** Requests made besides the reply's own (contextPolicy summaries); `usage` includes theirs. */
+  readonly extraRequests?: number;
 }
 
 /**
- * One model turn: the beforeModelCall view, the stream (deltas forwarded as they arrive),
- * then the afterModelResponse verdict. Aborted when the run leaves the model state.
- * Rejects with ModelError or HookError.
+ * One model turn: the contextPolicy view, the beforeModelCall view, the stream (deltas
+ * forwarded as they arrive), then the afterModelResponse verdict. Aborted when the run
+ * leaves the model state. A context overflow before anything streamed is compacted harder
+ * and asked once more. Rejects with ModelError (ContextOverflowError for an overflow that
+ * compaction could not fix) or HookError.
  */
 export async function streamModelTurn(input: ModelTurnInput, signal: AbortSignal): Promise<ModelReply> {
   // Injected messages are stored before the model sees them; a failed write fails the run (log.failed) and aborts this.
   if (input.logged) await input.logged;
   if (signal.aborted) throw new ModelError('model request not sent: the run stopped');
-  return judged(input, await streamReply(input, signal, input.shape ? await input.shape(input.request()) : input.request()));
+  const send = async (request: Omit<ModelRequest, 'signal'>): Promise<ModelReply> => streamReply(input, signal, input.shape ? await input.shape(request) : request);
+  if (!input.compact) return judged(input, await send(input.request()));
+  const spent = [await input.compact(input.request(), 'threshold', signal)];
+  let reply: ModelReply;
+  try {
+    reply = await send(spent[0]!.request);
+  } catch (error) {
+    if (!(error instanceof ContextOverflowError)) throw error;
+    const harder = await input.compact(input.request(), 'overflow', signal);
+    spent.push(harder);
+    if (!harder.shrunk) throw new ContextOverflowError(`${error.message} contextPolicy found nothing more to compact.`, { cause: error.cause });
+    try {
+      reply = await send(harder.request);
+    } catch (again) {
+      if (again instanceof ContextOverflowError) throw new ContextOverflowError(`${again.message} It still overflowed after contextPolicy compacted harder.`, { cause: again.cause });
+      throw again;
+    }
+  }
+  return judged(input, withSpend(reply, spent));
+}
+
+/** The reply's usage plus what compaction spent on summaries. */
+function withSpend(reply: ModelReply, spent: readonly CompactedRequest[]): ModelReply {
+  const requests = spent.reduce((n, s) => n + s.requests, 0);
+  if (requests === 0) return reply;
+  const usage = { ...reply.usage };
+  for (const { usage: extra } of spent) {
+    usage.inputTokens = (usage.inputTokens ?? 0) + (extra.inputTokens ?? 0);
+    usage.outputTokens = (usage.outputTokens ?? 0) + (extra.outputTokens ?? 0);
+    if (usage.totalTokens !== undefined || extra.totalTokens !== undefined) usage.totalTokens = (usage.totalTokens ?? 0) + (extra.totalTokens ?? 0);
+  }
+  return { ...reply, usage, extraRequests: requests };
 }
 
 async function judged(input: ModelTurnInput, reply: ModelReply): Promise<ModelReply> {
@@ -86,7 +138,7 @@ async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: 
           calls.push(validCall(part.call, calls));
           break;
         case 'finish':
-          usage = part.usage ?? {};
+          usage = checkedUsage(part.usage, input.model.name);
           finishReason = part.finishReason;
           break;
         case 'discard':
@@ -104,6 +156,10 @@ async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: 
       }
     }
   } catch (error) {
+    // An overflow is known before anything streams; once output came, it is an ordinary failure.
+    if (text === '' && reasoning === '' && calls.length === 0 && isContextOverflow(error)) {
+      throw new ContextOverflowError(`Model '${input.model.name}' refused the request as longer than its context window: ${errorText(error)}.${input.compact ? '' : ' Set a contextPolicy on the agent or the run to compact what the model is sent.'}`, { cause: error });
+    }
     if (error instanceof ModelError) throw error;
     throw new ModelError(`Model '${input.model.name}' failed: ${errorText(error)}`, { cause: error });
   }

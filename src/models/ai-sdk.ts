@@ -242,7 +242,11 @@ export class StreamTranslator {
   }
 }
 
-/** v3 usage ({ inputTokens: { total }, outputTokens: { total } }); flat v2-style numbers are read too. */
+/**
+ * v3 usage ({ inputTokens: { total }, outputTokens: { total } }); flat v2-style numbers are
+ * read too. A count that is not a number is passed on as it is, so the model turn rejects it
+ * with a ModelError naming the field (instead of the count silently missing from budgets).
+ */
 export function toUsage(usage: unknown): Partial<Usage> {
   if (typeof usage !== 'object' || usage === null) return {};
   const input = tokenCount((usage as Record<string, unknown>).inputTokens);
@@ -250,17 +254,20 @@ export function toUsage(usage: unknown): Partial<Usage> {
   const out: Partial<Usage> = {};
   if (input !== undefined) out.inputTokens = input;
   if (output !== undefined) out.outputTokens = output;
-  if (input !== undefined || output !== undefined) out.totalTokens = (input ?? 0) + (output ?? 0);
+  if (typeof input === 'number' && typeof output === 'number') out.totalTokens = input + output;
+  else if (input === undefined && typeof output === 'number') out.totalTokens = output;
+  else if (output === undefined && typeof input === 'number') out.totalTokens = input;
   return out;
 }
 
+/** The count, undefined when the provider did not report it (the value as it is when it is malformed). */
 function tokenCount(value: unknown): number | undefined {
-  if (typeof value === 'number' && Number.isFinite(value)) return value;
-  if (typeof value === 'object' && value !== null) {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'object' && !Array.isArray(value)) {
     const total = (value as { total?: unknown }).total;
-    if (typeof total === 'number' && Number.isFinite(total)) return total;
+    return total === undefined || total === null ? undefined : (total as number);
   }
-  return undefined;
+  return value as number;
 }
 
 function finishReasonOf(reason: unknown): string | undefined {

@@ -14,7 +14,10 @@ export interface ModelRequest {
   readonly runId?: string;
   readonly agent: string;
   readonly system: string;
-  /** The live transcript; copy it if you keep it past the call. */
+  /**
+   * The live transcript, or with a `contextPolicy` its compacted view (an array the run
+   * extends in place too); copy it if you keep it past the call.
+   */
   readonly messages: readonly Message[];
   readonly tools: readonly ToolSchema[];
   readonly settings: ModelSettings;

@@ -5,6 +5,7 @@ import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { Session } from '../store/session.js';
 import type { AssistantMessage, Budget, Message, ToolCallRequest, UserMessage } from '../types.js';
 import { checkContentParts, hasMedia, partsText, reasoningPartsIssue, type ReasoningPart } from '../message-parts.js';
+import { resolvePolicy, type ContextPolicy } from '../context/policy.js';
 export type { InputMessage, RunInputValue } from '../types.js';
 
 /**
@@ -49,6 +50,8 @@ export interface RunOptions<Deps = any> {
    * See README "Tracing (OpenTelemetry)".
    */
   tracer?: Tracer;
+  /** View-only compaction of what the model is sent; overrides the agent's (see ContextPolicy). */
+  contextPolicy?: ContextPolicy;
 }
 
 /**
@@ -133,6 +136,7 @@ function userInput(message: Record<string, unknown>, where: string): UserMessage
 /** Rejects bad run input and options up front, so a typo fails the run clearly instead of silently disabling a limit. */
 export function validateRunOptions(input: unknown, options: RunOptions): void {
   normaliseInput(input);
+  if (options.contextPolicy !== undefined) resolvePolicy(options.contextPolicy);
   if (options.instructions !== undefined && typeof options.instructions !== 'string') throw new UserError(`instructions must be a string, got ${typeof options.instructions}.`);
   if (options.maxConcurrentToolCalls !== undefined && (!Number.isInteger(options.maxConcurrentToolCalls) || options.maxConcurrentToolCalls < 1)) {
     throw new UserError(`maxConcurrentToolCalls must be a positive integer, got ${String(options.maxConcurrentToolCalls)}.`);

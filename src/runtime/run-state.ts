@@ -14,6 +14,8 @@ import type { RunPort } from '../tools/call-context.js';
 import type { ApprovalDecisionEntry, ApprovalRequestEntry } from '../store/checkpoint-store.js';
 import { DEFAULT_LEASE_MS, RunLog, leaseOwner } from './run-log.js';
 import { normaliseInput, validateRunOptions } from './run-options.js';
+import { withRecallTool } from '../context/recall-tool.js';
+import { activePolicy } from './run-context-view.js';
 
 export const DEFAULT_MAX_TURNS = 10;
 
@@ -285,7 +287,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
 
 /** Makes `agent` the active agent: its tools, schemas and system prompt. May throw (tool name clash). */
 export function useAgent(state: RunState, agent: Agent): void {
-  const tools = agent.toolTable();
+  const tools = withRecallTool(agent.toolTable(), activePolicy({ options: state.options, agent }) !== undefined);
   state.tools = tools;
   state.toolSchemas = [...tools.values()].map(toToolSchema);
   const own = agent.systemPrompt(state.deps);

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { spendOwn } from './run-spend.js';
 import { emptyBatch, useAgent, type Batch, type CallSlot, type HandoffInputFilter, type QueuedMessage, type RunState } from './run-state.js';
 import type { Agent } from '../agent.js';
+import { contextCompactor } from './run-context-view.js';
 
 /** `run_started`; a fresh run logs its input, a resumed one re-opens its stored turn. Sub-runs announce themselves to their parent. */
 export function startRun(state: RunState): void {
@@ -97,6 +98,8 @@ export function modelInput(state: RunState): ModelTurnInput {
     onDiscard: ({ attempt, reason, text, reasoning, calls }) =>
       state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason, attempt, voided: { text, reasoning, toolCalls: calls } }),
   };
+  const compact = contextCompactor(state);
+  if (compact) input.compact = compact;
   if (agent.hooks.length === 0) return input;
   const ctx = hookContext(state);
   return {
@@ -116,13 +119,13 @@ function responseFormat(agent: RunState['agent']): { type: 'json'; schema: Recor
 
 /** afterModelResponse asked for a retry: the reply is void (its usage still counts); a new turn asks again. */
 export function discardReply(state: RunState, reply: ModelReply): void {
-  spendOwn(state, { usage: { ...reply.usage, requests: 1 }, toolCalls: 0 });
+  spendOwn(state, { usage: { ...reply.usage, requests: 1 + (reply.extraRequests ?? 0) }, toolCalls: 0 });
   const voided = { text: reply.text, reasoning: reply.reasoning, toolCalls: reply.calls };
   state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason: 'afterModelResponse asked for a retry', voided });
 }
 
 export function recordReply(state: RunState, reply: ModelReply): void {
-  spendOwn(state, { usage: { ...reply.usage, requests: 1 }, toolCalls: 0 });
+  spendOwn(state, { usage: { ...reply.usage, requests: 1 + (reply.extraRequests ?? 0) }, toolCalls: 0 });
   state.lastReply = { finishReason: reply.finishReason, inputTokens: reply.usage.inputTokens };
   const message: AssistantMessage = {
     role: 'assistant',

@@ -32,19 +32,20 @@ describe('package entry points (built dist, plain node)', () => {
   it('troupe: the core, with no native module, no server, no MCP or AI SDK code and no test double', async () => {
     const loaded = await load('troupe');
     expect(loaded.exports).toEqual([
-      'Agent', 'BudgetExceeded', 'CHECKPOINT_SCHEMA_VERSION', 'GuardrailTripped', 'HookError', 'InvalidToolArguments', 'MaxTurnsExceeded', 'MemoryCheckpointStore',
-      'MemorySession', 'ModelError', 'OutputValidationError', 'RunCancelled', 'RunHandle', 'Runner', 'SESSION_SCHEMA_VERSION', 'ScriptExhausted', 'ToolError',
-      'ToolTimeout', 'TroupeError', 'UserError', 'agentAsTool', 'askHuman', 'batch', 'call', 'checkJsonSchema', 'createServer', 'decideWorkspacePolicy',
-      'exportRun', 'getRunMachine', 'handoff', 'mcp', 'parseRunExport', 'partsText', 'rawTool', 'startDemoServer', 'text', 'tool', 'toolResult', 'workspaceTools',
+      'Agent', 'BudgetExceeded', 'CHECKPOINT_SCHEMA_VERSION', 'ContextOverflowError', 'GuardrailTripped', 'HookError', 'InvalidToolArguments', 'MaxTurnsExceeded',
+      'MemoryCheckpointStore', 'MemorySession', 'ModelError', 'OutputValidationError', 'RunCancelled', 'RunHandle', 'RunLocked', 'RunSuspended', 'Runner', 'SESSION_SCHEMA_VERSION',
+      'ScriptExhausted', 'ToolError', 'ToolTimeout', 'TroupeError', 'UserError', 'agentAsTool', 'askHuman', 'batch', 'call', 'checkJsonSchema', 'createServer',
+      'decideWorkspacePolicy', 'exportRun', 'getRunMachine', 'handoff', 'isContextOverflow', 'mcp', 'parseRunExport', 'partsText', 'rawTool', 'recallToolResult',
+      'startDemoServer', 'text', 'tool', 'toolResult', 'workspaceTools',
     ]);
     expect(loaded.packages).toEqual(['nanoid', 'xstate', 'zod']);
     expect(loaded.addons).toEqual([]);
     // otel/: the `tracer` run option's code; @opentelemetry/api itself is not loaded.
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'deprecated.js', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'store', 'tools', 'types.js',
+      'actors', 'agent.js', 'context', 'deprecated.js', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'store', 'tools', 'types.js',
     ]);
-    // The deprecated step builders (data helpers) only: never the ScriptedModel test double.
-    expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/script-steps.js']);
+    // The deprecated step builders (data helpers), overflow recognition and usage checks: never the ScriptedModel test double.
+    expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/script-steps.js', 'models/usage.js']);
     expect(loaded.files.filter((file) => file.startsWith('store/'))).toEqual(['store/checkpoint-store.js', 'store/format.js', 'store/session.js']);
   });
 
@@ -76,10 +77,11 @@ describe('package entry points (built dist, plain node)', () => {
     ]);
     expect(loaded.packages).toEqual(['nanoid', 'xstate', 'zod']);
     expect(loaded.addons).toEqual([]);
-    // No cli/ and models/: startDemoServer loads the scripted demo when called.
+    // No cli/ and no model: startDemoServer loads the scripted demo when called (models/ holds only the model turn's checks).
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'otel', 'rules', 'runtime', 'server', 'tools', 'types.js',
+      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'server', 'tools', 'types.js',
     ]);
+    expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/usage.js']);
   });
 
   it('troupe/mcp: the MCP tool adapter; the MCP SDK loads on connect', async () => {
@@ -100,6 +102,7 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/otel');
     expect(loaded.exports).toContain('traceRun');
     expect(loaded.packages).toEqual([]);
-    expect(areas(loaded)).toEqual(['errors.js', 'message-parts.js', 'otel', 'runtime']);
+    // context/: the run options' contextPolicy check.
+    expect(areas(loaded)).toEqual(['context', 'errors.js', 'message-parts.js', 'otel', 'runtime']);
   });
 });

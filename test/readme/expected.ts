@@ -17,6 +17,9 @@ export const EXPECTED_STDOUT: Record<string, string | RegExp> = {
   'README.md › Steering, follow-ups, input and concurrency': 'follow_up Now book the museum.\nBooked. stop\n',
   // The 'TODO' reply was retried (turn 2), the JSON reply is turn 3; the card number never reached the model.
   'README.md › Hooks, structured output and guardrails': "{ city: 'Rome', celsius: 24 } 3\n{\"city\":\"Rome\",\"celsius\":24,\"card\":\"[card]\"}\n",
+  // Turn 4's request (three 12,008-char pages, about 9,210 tokens) is over 8,000: p1 and p2 are offloaded, p3 (the newest) is kept.
+  'README.md › Long runs: context compaction (`contextPolicy`)':
+    "4 threshold [ 'offload' ] [ 'p1', 'p2' ] 9210 -> 3532\n[Result of fetch_page offloaded to save context: 12008 chars. Its first 500 chars:]\n12008 12008\n",
   'README.md › Multi-agent: handoffs and agents as tools': [
     'Triage transfer_to_travel_specialist',
     'Travel specialist ask_research',
