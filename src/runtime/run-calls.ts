@@ -130,11 +130,12 @@ export function approvalInput(state: RunState): ApprovalInput {
   // A stored request or decision binds to the exact arguments it was made for; other arguments are asked again.
   const stored = state.storedApprovals.get(approvalId);
   const same = stored !== undefined && stored.request.argsHash === argsHash;
-  const decision = same ? stored.decision : undefined;
+  const decision = same && stored.decision?.argsHash === argsHash ? stored.decision : undefined;
   return {
     ...(decision ? { recorded: { approved: decision.approved, ...(decision.reason !== undefined ? { reason: decision.reason } : {}) } } : {}),
     ...(same ? { requestedAt: stored.request.requestedAt } : {}),
     onOpened: (view) => {
+      slot.requestedAt = view.requestedAt;
       if (durable && !same) log(state, { kind: 'approval_request', turn, index: slot.index, callId: slot.call.id, approvalId, tool: slot.call.name, argsHash, requestedAt: view.requestedAt });
       if (state.self.getSnapshot().status === 'active') state.self.send({ type: 'approval.opened', approvalId });
     },

@@ -169,16 +169,11 @@ export function parkNow(state: RunState): boolean {
   return shouldPark(state.inFlight, slot !== undefined && state.approvals.isWaiting(`${state.runId}:${slot.key}`));
 }
 
-/** The approvals a parking run waits for: the open waits of its current turn, as the log records them. */
+/** The approval a parking run waits for: its current call, whose wait was open when it parked (parkNow). */
 function parkedApprovals(state: RunState): SuspendedApproval[] {
-  const prefix = `${state.runId}:`;
-  return state.approvals
-    .pending()
-    .filter((wait) => wait.runId === state.runId && wait.approvalId.startsWith(prefix))
-    .map((wait) => {
-      const slot = state.batch.byKey.get(wait.approvalId.slice(prefix.length))!;
-      return { approvalId: wait.approvalId, callId: wait.callId, tool: wait.tool, arguments: slot.call.arguments, requestedAt: wait.requestedAt };
-    });
+  const slot = state.batch.slots[state.batch.cursor];
+  if (!slot) return [];
+  return [{ approvalId: `${state.runId}:${slot.key}`, callId: slot.call.id, tool: slot.call.name, arguments: slot.call.arguments, requestedAt: slot.requestedAt ?? Date.now() }];
 }
 
 /** The suspending state's work: store the head as "suspended" (the requests are already logged) and wait for it. */

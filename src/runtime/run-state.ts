@@ -80,6 +80,8 @@ export interface CallSlot {
   args: unknown;
   terminate: boolean;
   output: string;
+  /** When this call's approval wait opened (epoch ms); a parking run reports it. */
+  requestedAt?: number;
 }
 
 /** The calls of the current turn's reply. */
