@@ -26,6 +26,11 @@ export interface ApprovalInput {
   readonly recorded?: { readonly approved: boolean; readonly reason?: string };
   /** When the stored request of this wait was made (resume): the timeout counts from there. */
   readonly requestedAt?: number;
+  /**
+   * The run parks on open waits (suspendOnApproval): a wait nobody can answer now (no
+   * handler, or "ask" with no consumer) stays open for the run to park on, instead of denying.
+   */
+  readonly parks?: boolean;
   /** The wait opened (after the predicate said it is needed): the run logs the request. Must not throw. */
   onOpened?(view: PendingApproval): void;
   /** The wait ended with this outcome. Must not throw. */
@@ -80,6 +85,8 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
     const askHandler = async (): Promise<void> => {
       if (handlerAsked || done) return;
       handlerAsked = true;
+      // Nobody can answer now, but the run parks on this wait: a decision comes later, from the log.
+      if (!input.handler && input.parks) return;
       let answer: unknown;
       try {
         answer = input.handler ? await input.handler(input.request, input.ctx) : undefined;
@@ -91,7 +98,7 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
       const verdict = handlerVerdict(answer);
       if (verdict === 'allow') return finish(true, 'handler');
       // "ask" leaves the call waiting for an out-of-band decision, but only while someone can give one.
-      if (verdict === 'ask' && !router.consumerGone) {
+      if (verdict === 'ask' && (!router.consumerGone || input.parks)) {
         leftToConsumer = true;
         return;
       }
@@ -105,7 +112,7 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
       view,
       decide: finish,
       consumerPassed: () => void askHandler(),
-      consumerLeft: () => (leftToConsumer ? finish(false, 'handler') : void askHandler()),
+      consumerLeft: () => (leftToConsumer && !input.parks ? finish(false, 'handler') : void askHandler()),
     });
     input.onOpened?.(view);
     input.announce(view, (approved, reason, edits) => finish(approved, 'consumer', reason, edits));

@@ -115,7 +115,7 @@ export interface MicrostepRecord extends RecordBase {
   readonly transitions: ReadonlyArray<{ readonly source: string; readonly targets: readonly string[]; readonly event: string }>;
 }
 
-export type RunStatusWire = 'running' | 'completed' | 'failed' | 'cancelled';
+export type RunStatusWire = 'running' | 'completed' | 'failed' | 'cancelled' | 'suspended';
 
 /** A root run started or changed status (published by the server, always, cheap). */
 export interface RunRecord extends RecordBase {

@@ -134,6 +134,7 @@ export function approvalInput(state: RunState): ApprovalInput {
   return {
     ...(decision ? { recorded: { approved: decision.approved, ...(decision.reason !== undefined ? { reason: decision.reason } : {}) } } : {}),
     ...(same ? { requestedAt: stored.request.requestedAt } : {}),
+    ...(durable && !state.parentRef && state.options.checkpoint?.suspendOnApproval === true ? { parks: true } : {}),
     onOpened: (view) => {
       slot.requestedAt = view.requestedAt;
       if (durable && !same) log(state, { kind: 'approval_request', turn, index: slot.index, callId: slot.call.id, approvalId, tool: slot.call.name, argsHash, requestedAt: view.requestedAt });

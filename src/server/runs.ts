@@ -76,6 +76,10 @@ export interface RunStartParams {
   readonly maxEventBytes: number;
   /** When set, the run's log is checkpointed here under its run id. */
   readonly checkpointStore?: CheckpointStore;
+  /** Continue this stored run (by id) instead of starting a new one; needs `checkpointStore`. */
+  readonly resumeId?: string;
+  /** Lease time of the run's log (a resumed run waits this long for a dead process's lease to run out). */
+  readonly leaseMs?: number;
 }
 
 /**
@@ -114,7 +118,7 @@ export class ServerRun {
   private eventCount = 0;
 
   constructor(params: RunStartParams) {
-    this.id = `run_${nanoid(12)}`;
+    this.id = params.resumeId ?? `run_${nanoid(12)}`;
     this.agentName = params.agentName;
     this.input = params.input;
     this.feed = params.feed;
@@ -126,9 +130,16 @@ export class ServerRun {
       ...params.runOptions,
       runId: this.id,
       ...(inspect ? { inspect } : {}),
-      ...(params.checkpointStore ? { checkpoint: { store: params.checkpointStore, runId: this.id } } : {}),
+      ...(params.checkpointStore ? { checkpoint: { store: params.checkpointStore, runId: this.id, ...(params.leaseMs !== undefined ? { leaseMs: params.leaseMs } : {}) } } : {}),
     };
-    this.handle = Runner.stream(params.agent, params.parts ? [{ role: 'user', content: params.parts }] : params.input, options);
+    this.handle =
+      params.resumeId !== undefined && params.checkpointStore
+        ? Runner.resume(
+            params.agent,
+            { store: params.checkpointStore, runId: params.resumeId, ...(params.leaseMs !== undefined ? { leaseMs: params.leaseMs } : {}), claimWaitMs: params.leaseMs ?? 30_000 },
+            { ...params.runOptions, ...(inspect ? { inspect } : {}) },
+          )
+        : Runner.stream(params.agent, params.parts ? [{ role: 'user', content: params.parts }] : params.input, options);
     // Every waiting call is held from the moment it opens, even while the consumer reads earlier events.
     this.handle.approvals.onOpened((approval) => {
       if (!this.holds.has(approval.approvalId)) this.track(approval);
@@ -246,6 +257,10 @@ export class ServerRun {
       this.usage = event.usage;
       this.turns = event.turns;
       this.finish('completed', event.output, undefined);
+    } else if (event.type === 'run_suspended') {
+      this.usage = event.usage;
+      this.turns = event.turn;
+      this.finish('suspended', undefined, undefined);
     } else if (event.type === 'run_failed') {
       this.usage = event.usage;
       this.turns = event.turns;

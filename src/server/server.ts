@@ -6,6 +6,7 @@ import { InspectionFeed, type InspectMode } from '../inspect/feed.js';
 import type { RunOptions } from '../runtime/run-options.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { ContentPart } from '../message-parts.js';
+import { decideStoredApproval, recoverStoredRuns, resumeRoute, type RecoveryHost } from './run-recovery.js';
 import { HttpError, SseStream, allowedHostSet, answerClientError, checkBearer, hostAllowed, parseJsonObject, readBody, sendError, sendJson, timeoutSettings } from './http.js';
 import { findApproval } from './find-approval.js';
 import { RunRegistry, ServerRun } from './runs.js';
@@ -33,8 +34,15 @@ export interface ServerOptions {
   /** When XState inspection is attached to runs. Default `on-demand` (only while an inspector is connected). */
   readonly inspect?: InspectMode;
   readonly runOptions?: ServerRunOptions;
-  /** Durable run logs: every run started through the server is checkpointed here under its run id (e.g. a SqliteCheckpointStore). */
+  /**
+   * Durable run logs: every run started through the server is checkpointed here under its run
+   * id (e.g. a SqliteCheckpointStore). Its approvals then survive restarts and wait until
+   * decided (unless `approvalTimeoutMs` is set); on start the server resumes stored runs that
+   * were running or suspended.
+   */
   readonly checkpointStore?: CheckpointStore;
+  /** Lease time of the server's durable runs (default 30,000 ms): after a crash, a restarted server resumes them once it runs out. */
+  readonly leaseMs?: number;
   /** Finished runs kept for GET /api/runs (default 200). */
   readonly maxRuns?: number;
   /** Events kept per run (default 10,000; the oldest text deltas are dropped first, then the oldest events). */
@@ -83,6 +91,8 @@ export interface TroupeServer {
   stats(): ServerStats;
   /** Runs started through the server (live and recent). */
   run(id: string): ServerRun | undefined;
+  /** Stored runs this server resumed when it started (they were running when a process died, or suspended). */
+  readonly recovered: readonly string[];
   /** Stops listening, ends streams, cancels live runs and waits for them (bounded). */
   close(): Promise<void>;
 }
@@ -91,6 +101,15 @@ const DEFAULT_APPROVAL_TIMEOUT_MS = 300_000;
 /** Longest accepted denial reason (characters). */
 const MAX_REASON_CHARS = 2_000;
 const RUN_ID = /^\/api\/runs\/([^/]+)$/;
+const RUN_ACTION = /^\/api\/runs\/([^/]+)\/(resume|stream)$/;
+
+function decodeRunId(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new HttpError(400, 'invalid_run_id', 'Run id is not valid URL encoding.');
+  }
+}
 
 /**
  * The troupe HTTP server (node:http, loopback by default):
@@ -109,7 +128,8 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
   const token = options.token ?? randomBytes(24).toString('base64url');
   if (token.length < 8 || /\s/.test(token)) throw new Error('token must be at least 8 characters without whitespace');
   const host = options.host ?? '127.0.0.1';
-  const approvalTimeoutMs = options.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
+  // With a checkpoint store, approvals are durable (they survive restarts), so they wait until decided unless a timeout is set.
+  const approvalTimeoutMs = options.approvalTimeoutMs ?? (options.checkpointStore ? Infinity : DEFAULT_APPROVAL_TIMEOUT_MS);
   if (!(approvalTimeoutMs >= 0)) throw new Error('approvalTimeoutMs must be a non-negative number');
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const maxInputChars = options.maxInputChars ?? 100_000;
@@ -136,10 +156,21 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
     } catch (error) {
       throw new HttpError(500, 'agent_factory_failed', `Agent factory for '${agentName}' failed: ${(error as Error)?.message ?? String(error)}`);
     }
-    const run = new ServerRun({ agentName, agent, input, ...(parts ? { parts } : {}), runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, maxEventBytes, ...(options.checkpointStore ? { checkpointStore: options.checkpointStore } : {}) });
+    const run = new ServerRun({ agentName, agent, input, ...(parts ? { parts } : {}), runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, maxEventBytes, ...(options.checkpointStore ? { checkpointStore: options.checkpointStore } : {}), ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) });
     registry.add(run);
     return run;
   }
+
+  // Stored runs: resumed on start (those whose process died or that are suspended), on request, and when a decision arrives for one.
+  const recovery: RecoveryHost | undefined = options.checkpointStore
+    ? {
+        store: options.checkpointStore,
+        agents,
+        isLive: (runId) => registry.get(runId)?.finished === false,
+        resume: (runId, agentName, agent) =>
+          registry.add(new ServerRun({ agentName, agent, input: '', resumeId: runId, runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, maxEventBytes, checkpointStore: options.checkpointStore!, ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) })),
+      }
+    : undefined;
 
   async function handleApi(req: IncomingMessage, res: ServerResponse, pathname: string, url: URL): Promise<void> {
     const method = req.method ?? 'GET';
@@ -177,6 +208,8 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         });
         const approve = body.decision === 'approve';
         if (approve && body.reason !== undefined) throw new HttpError(400, 'invalid_field', 'Field \'reason\' is only allowed with decision "deny".');
+        const stored = await decideStoredApproval(recovery, body, approve);
+        if (stored) return sendJson(res, 200, stored);
         const { run, approval } = findApproval(registry.active(), body);
         // An empty reason is no reason.
         if (!run.decide(approval.approvalId, approve, body.reason || undefined)) {
@@ -220,6 +253,27 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         });
         return;
       }
+    }
+    const subMatch = RUN_ACTION.exec(pathname);
+    if (subMatch) {
+      const id = decodeRunId(subMatch[1]!);
+      if (subMatch[2] === 'resume') {
+        if (method !== 'POST') throw new HttpError(405, 'method_not_allowed', `Method ${method} is not allowed on ${pathname}.`, { allow: 'POST' });
+        const { status, body } = await resumeRoute(recovery, id);
+        return sendJson(res, status, body);
+      }
+      if (method !== 'GET') throw new HttpError(405, 'method_not_allowed', `Method ${method} is not allowed on ${pathname}.`, { allow: 'GET' });
+      const run = registry.get(id);
+      if (!run) throw new HttpError(404, 'run_not_found', `Run '${id}' is not running on this server${recovery ? ' (POST /api/runs/:id/resume continues a stored run)' : ''}.`);
+      // Reattach: the events kept so far, then live ones until the run ends.
+      const sse = new SseStream(res, { 'x-run-id': run.id });
+      streams.add(sse);
+      const unsubscribe = run.subscribe({ event: (event, index) => sse.send(JSON.stringify(event), { event: event.type, id: index }), end: () => sse.end() });
+      sse.onClose(() => {
+        unsubscribe();
+        streams.delete(sse);
+      });
+      return;
     }
     const runMatch = RUN_ID.exec(pathname);
     if (runMatch) {
@@ -281,6 +335,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
       resolve();
     });
   });
+  const recovered = recovery ? await recoverStoredRuns(recovery) : [];
   const address = http.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const baseUrl = `http://${urlHost}:${address.port}`;
@@ -300,6 +355,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
       inspectorClients,
     }),
     run: (id) => registry.get(id),
+    recovered,
     async close() {
       closing = true;
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
