@@ -34,6 +34,7 @@ export const EXPECTED_STDOUT: Record<string, string | RegExp> = {
   'README.md › Tracing (OpenTelemetry)': "[\n  'chat scripted',\n  'execute_tool weather',\n  'chat scripted',\n  'invoke_agent Guide'\n]\n",
   'README.md › Real models, MCP servers and built-in tools': '2+3 = 5 and 40+2 = 42.\n',
   'README.md › Durable runs and sessions': 'Refunded A123. completed\n',
+  'README.md › Durable runs and sessions #2': "[ 'refund-A1:1.0' ] suspended\nA1 is refunded.\n",
   'docs/models-and-mcp.md › A local OpenAI-compatible server (Ollama, vLLM, llama.cpp)':
     '2+3 = 5 and 40+2 = 42.{ inputTokens: 100, outputTokens: 32, totalTokens: 132, requests: 2 }\n',
   'docs/models-and-mcp.md › Errors and retries': 'local-qwen\n',
