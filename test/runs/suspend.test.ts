@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Agent, MemoryCheckpointStore, RunLocked, RunSuspended, Runner, UserError, tool } from '../../src/index.js';
 import { ScriptedModel, batch, text } from '../../src/entry/testing.js';
+import { hashArguments } from '../../src/runtime/run-calls.js';
 import { collect, flush, trace } from '../helpers.js';
 
 function world() {
@@ -128,5 +129,31 @@ describe('suspend for approvals', () => {
     expect((refused as RunLocked).message).toMatch(/^Run 'live' is locked by 'worker-a' until \d{4}-\d\d-\d\dT[\d:.]+Z; nothing was written\./);
     held.approvals.approve('live:1.0');
     await reading;
+  });
+
+  it('approvalTimeoutMs counts from the stored request time: a parked approval older than it is denied on resume at once', async () => {
+    const store = new MemoryCheckpointStore();
+    const { ran, agent } = world();
+    const args = '{"cents":3}';
+    const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, requests: 1 };
+    // Parked two minutes ago (written as the run writes it).
+    store.append(
+      'old',
+      [
+        { kind: 'input', message: { role: 'user', content: 'go' } },
+        { kind: 'reply', turn: 1, message: { role: 'assistant', content: '', toolCalls: [{ id: 'r1', name: 'refund', arguments: args }], agent: 'desk' } },
+        { kind: 'approval_request', turn: 1, index: 0, callId: 'r1', approvalId: 'old:1.0', tool: 'refund', argsHash: hashArguments(args), requestedAt: Date.now() - 120_000 },
+      ],
+      { agent: 'desk', turn: 1, usage, status: 'suspended' },
+    );
+    const resumed = Runner.resume(agent(new ScriptedModel([text('timed out, sorry')])), { store, runId: 'old' }, { approvalTimeoutMs: 60_000 });
+    const events = await collect(resumed);
+    expect(events.find((e) => e.type === 'approval_required')).toMatchObject({ approvalId: 'old:1.0' });
+    expect(events.find((e) => e.type === 'tool_call_completed')).toMatchObject({ output: "Tool error: approval denied for tool 'refund'.", isError: true });
+    expect(store.load('old')!.entries.filter((e) => e.kind === 'approval_decision')).toEqual([
+      expect.objectContaining({ approvalId: 'old:1.0', approved: false, by: 'timeout' }),
+    ]);
+    expect((await resumed.result()).output).toBe('timed out, sorry');
+    expect(ran).toEqual([]);
   });
 });
