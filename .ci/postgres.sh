@@ -32,8 +32,7 @@ start_postgres() {
   runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w \
     -o "-p $PG_PORT -k $PG_DIR/sock -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null ||
     { cat "$PG_DIR/server.log" >&2; return 1; }
-  PGPASSWORD="$password" runuser -u postgres -- env PGPASSWORD="$password" \
-    "$PG_BIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U postgres troupe_test
+  runuser -u postgres -- env PGPASSWORD="$password" "$PG_BIN/createdb" -h 127.0.0.1 -p "$PG_PORT" -U postgres troupe_test
   export TROUPE_TEST_POSTGRES_URL="postgres://postgres:$password@127.0.0.1:$PG_PORT/troupe_test"
   export PG_BIN PG_DIR PG_PORT
 }
