@@ -5,6 +5,7 @@
  */
 export { PostgresCheckpointStore } from '../store/postgres-checkpoint-store.js';
 export { PostgresSession } from '../store/postgres-session.js';
+export { enqueueRun, type ClaimedRun, type RunJob } from '../store/postgres-queue.js';
 export { migratePostgres, type MigrateOptions, type MigrationStep } from '../store/postgres-migrate.js';
 export type { PostgresConnection, PostgresConnectionOptions, PostgresStoreOptions } from '../store/postgres-options.js';
 export type { AppendRequest, Lease, AppendFence } from '../store/checkpoint-store.js';

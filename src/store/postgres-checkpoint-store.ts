@@ -19,6 +19,7 @@ import {
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
 import { PostgresDatabase, type Query } from './postgres.js';
 import { POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
+import { checkJob, claimNextRun, insertJob, type ClaimedRun, type RunJob } from './postgres-queue.js';
 import type { PostgresConnection, PostgresStoreOptions } from './postgres-options.js';
 
 interface RunRow {
@@ -150,12 +151,13 @@ export class PostgresCheckpointStore implements CheckpointStore {
     });
   }
 
-  /** Removes the run's entries, head and lease in one transaction (reads none of them, so a damaged run goes too); returns whether it existed. */
+  /** Removes the run's entries, head, lease and job in one transaction (reads none of them, so a damaged run goes too); returns whether it existed. */
   async delete(runId: string): Promise<boolean> {
     return this.db.transaction(async (q) => {
       await this.lockRun(q, runId);
       await q(this.sql('DELETE FROM {s}.troupe_entries WHERE run_id = $1'), [runId]);
       await q(this.sql('DELETE FROM {s}.troupe_leases WHERE run_id = $1'), [runId]);
+      await q(this.sql('DELETE FROM {s}.troupe_jobs WHERE run_id = $1'), [runId]);
       return (await q(this.sql('DELETE FROM {s}.troupe_runs WHERE run_id = $1 RETURNING run_id'), [runId])).length > 0;
     });
   }
@@ -188,30 +190,29 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   /**
    * For workers: leases the oldest run that needs a process — status `running`, or `suspended`
-   * with an approval decision recorded since it suspended — whose lease is missing or expired,
-   * and returns the lease (undefined when there is none). Candidate runs are locked with
-   * `FOR UPDATE SKIP LOCKED`, so workers polling at once take different runs without waiting.
+   * with an approval decision recorded since it suspended — whose lease is missing or expired;
+   * when there is none, the oldest enqueued run (`enqueue`) not started yet. Undefined when
+   * there is no work. Candidates are locked with `FOR UPDATE SKIP LOCKED`, so workers polling
+   * at once take different runs without waiting on each other.
    */
-  async claimNext(owner: string, ttlMs: number): Promise<Lease | undefined> {
+  async claimNext(owner: string, ttlMs: number): Promise<ClaimedRun | undefined> {
     checkLeaseTerms(owner, ttlMs);
     return this.db.transaction(async (q) => {
       const now = this.now();
-      const candidates = await q<{ run_id: string }>(
-        this.sql(`SELECT r.run_id FROM {s}.troupe_runs r
-          WHERE r.schema_version <= $2
-            AND (r.status = 'running' OR (r.status = 'suspended' AND EXISTS (
-              SELECT 1 FROM {s}.troupe_entries e WHERE e.run_id = r.run_id AND e.seq > r.suspended_count AND e.kind = 'approval_decision')))
-            AND NOT EXISTS (SELECT 1 FROM {s}.troupe_leases l WHERE l.run_id = r.run_id AND l.expires_at > $1)
-          ORDER BY r.position
-          LIMIT 8
-          FOR UPDATE OF r SKIP LOCKED`),
-        [now, CHECKPOINT_SCHEMA_VERSION],
-      );
-      for (const { run_id: runId } of candidates) {
-        const lease = await this.takeLease(q, runId, owner, now, now + ttlMs);
-        if (lease) return lease;
-      }
-      return undefined;
+      return claimNextRun(this.db, q, now, (tq, runId, at) => this.takeLease(tq, runId, owner, at, at + ttlMs));
+    });
+  }
+
+  /**
+   * Queues a run for a worker (`troupe worker`): stored in `troupe_jobs` until a worker's
+   * `claimNext` takes it and starts `agent` on `input`; nothing of the run's log is written.
+   * @throws UserError when the run id is already stored or enqueued, or the job is malformed.
+   */
+  async enqueue(job: RunJob): Promise<void> {
+    checkJob(job);
+    await this.db.transaction(async (q) => {
+      await this.lockRun(q, job.runId);
+      await insertJob(this.db, q, job, this.now());
     });
   }
 

@@ -53,6 +53,13 @@ export const POSTGRES_CHECKPOINTS: PostgresComponent = {
       owner text NOT NULL,
       expires_at bigint NOT NULL
     );
+    CREATE TABLE {s}.troupe_jobs (
+      run_id text PRIMARY KEY,
+      position bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+      agent text NOT NULL,
+      input text NOT NULL,
+      enqueued_at bigint NOT NULL
+    );
   `,
 };
 

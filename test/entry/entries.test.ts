@@ -70,10 +70,10 @@ describe('package entry points (built dist, plain node)', () => {
 
   it('troupe/postgres: pg and the PostgreSQL stores only (no SQLite, no runtime)', async () => {
     const loaded = await load('troupe/postgres');
-    expect(loaded.exports).toEqual(['PostgresCheckpointStore', 'PostgresSession', 'RunLocked', 'StoreUnavailable', 'migratePostgres']);
+    expect(loaded.exports).toEqual(['PostgresCheckpointStore', 'PostgresSession', 'RunLocked', 'StoreUnavailable', 'enqueueRun', 'migratePostgres']);
     expect(loaded.files).toEqual([
       'entry/postgres.js', 'errors.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-checkpoint-store.js', 'store/postgres-layout.js',
-      'store/postgres-migrate.js', 'store/postgres-session.js', 'store/postgres.js', 'store/session.js',
+      'store/postgres-migrate.js', 'store/postgres-queue.js', 'store/postgres-session.js', 'store/postgres.js', 'store/session.js',
     ]);
     // pgpass and split2 load when a connection opens.
     expect(loaded.packages).toEqual(['pg', 'pg-connection-string', 'pg-int8', 'pg-pool', 'pg-protocol', 'pg-types', 'postgres-array', 'postgres-bytea', 'postgres-date', 'postgres-interval', 'xtend']);

@@ -37,7 +37,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgreSQL migration${POSTGRES_SKI
       { component: 'checkpoints', from: undefined, to: 1 },
       { component: 'sessions', from: undefined, to: 1 },
     ]);
-    expect(await tables(schema)).toEqual(['troupe_entries', 'troupe_leases', 'troupe_meta', 'troupe_runs', 'troupe_session_messages', 'troupe_session_runs']);
+    expect(await tables(schema)).toEqual(['troupe_entries', 'troupe_jobs', 'troupe_leases', 'troupe_meta', 'troupe_runs', 'troupe_session_messages', 'troupe_session_runs']);
     const store = new PostgresCheckpointStore(url, { schema });
     await store.append('r1', [input()], head());
     expect(await migratePostgres(url, { schema })).toEqual([
@@ -56,7 +56,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgreSQL migration${POSTGRES_SKI
     const schema = await freshSchema(false);
     const [a, b] = await Promise.all([migratePostgres(url, { schema }), migratePostgres(url, { schema })]);
     expect([a[0]!.from, b[0]!.from].sort()).toEqual([1, undefined]);
-    expect((await tables(schema)).length).toBe(6);
+    expect((await tables(schema)).length).toBe(7);
   });
 
   it('refuses a schema of a newer layout and changes nothing', async () => {
