@@ -6,6 +6,7 @@ import { runDemo } from './demo.js';
 import { modelFromEnv } from './model-from-env.js';
 import { SERVE_USAGE, serve } from './serve.js';
 import { startDemo } from './start.js';
+import { worker } from './worker.js';
 
 const USAGE = `usage: troupe <command>
 
@@ -13,6 +14,7 @@ commands:
   start   the demo server with the live inspector, plus one demo run printed here (npm start)
   demo    run the demo agents in this process and print their event stream
   serve   the HTTP API and inspector for your agents (troupe serve --help)
+  worker  run enqueued runs from PostgreSQL: troupe worker --db postgres://… --agents ./agents.js (--help)
   db      troupe db migrate --db postgres://…: create or upgrade the PostgreSQL tables (troupe db --help)
 
 environment:
@@ -58,6 +60,8 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'db':
       return db(argv.slice(1), (line) => process.stdout.write(line.endsWith('\n') ? line : `${line}\n`), (line) => process.stderr.write(`${line}\n`));
+    case 'worker':
+      return worker(argv.slice(1), (line) => process.stdout.write(line.endsWith('\n') ? line : `${line}\n`), (line) => process.stderr.write(`${line}\n`));
     case 'help':
     case '--help':
     case '-h':

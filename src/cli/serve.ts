@@ -76,7 +76,7 @@ export async function serve(argv: readonly string[], out: (line: string) => void
   return server;
 }
 
-async function loadAgents(path: string): Promise<Record<string, AgentSource>> {
+export async function loadAgents(path: string): Promise<Record<string, AgentSource>> {
   const mod = (await import(pathToFileURL(resolve(path)).href)) as { agents?: unknown; default?: unknown };
   const agents = mod.agents ?? mod.default;
   if (typeof agents !== 'object' || agents === null || Object.keys(agents).length === 0) {
