@@ -106,7 +106,8 @@ export class PostgresDatabase {
         await this.commit(client);
         return out;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
+        // Through `q`: a rollback that fails on a dead connection marks it broken, so it is destroyed.
+        await q('ROLLBACK').catch(() => {});
         throw error;
       }
     });

@@ -52,3 +52,17 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`troupe db migrate on PostgreSQL${P
     }
   });
 });
+
+describe('troupe worker arguments', () => {
+  it('refuses missing or malformed options with the usage, exit 2; an unreachable database exits 1', async () => {
+    const noDb = await troupe('worker', '--agents', 'test/worker/agents.ts');
+    expect([noDb.code, noDb.stderr.split('\n')[0]]).toEqual([2, 'troupe worker: --db is required (or set TROUPE_DATABASE_URL).']);
+    const badConcurrency = await troupe('worker', '--db', 'postgres://a@127.0.0.1:1/x', '--agents', 'test/worker/agents.ts', '--concurrency', '0');
+    expect([badConcurrency.code, badConcurrency.stderr.split('\n')[0]]).toEqual([2, "troupe worker: --concurrency must be a positive integer, got '0'."]);
+    const down = await troupe('worker', '--db', 'postgres://a@127.0.0.1:1/x', '--agents', 'test/worker/agents.ts');
+    expect([down.code, down.stderr]).toEqual([
+      1,
+      "troupe worker: Cannot use PostgreSQL checkpoint store 'postgres://a@127.0.0.1:1/x' schema 'public': connection refused, is the server running and listening there? (connect ECONNREFUSED 127.0.0.1:1); nothing was written.\n",
+    ]);
+  });
+});
