@@ -45,8 +45,10 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`troupe worker on PostgreSQL${POSTG
     for (const runId of ids) await enqueueRun(store, { runId, agent: 'calc', input: `job ${runId}` });
     const workers: Worker[] = [0, 1].map((i) => startWorker({ store: openStore(schema), agents: { calc }, concurrency: 2, pollMs: 10, owner: `w${i}` }));
     cleanup.push(() => Promise.all(workers.map((w) => w.stop())).then(() => undefined));
-    const done = await until(() => allStatuses(store, 6, 'completed'));
+    await until(() => allStatuses(store, 6, 'completed'));
+    // A run's head says completed before its worker releases the lease: stop() waits for that.
     await Promise.all(workers.map((w) => w.stop()));
+    const done = await store.list();
     expect(done.map((r) => [r.runId, r.head.output, r.lease]).sort()).toEqual(ids.map((id) => [id, 'done', undefined]));
     expect(workers.flatMap((w) => w.finished).sort()).toEqual(ids);
     for (const id of ids) {
