@@ -52,6 +52,8 @@ function poolConfig(connection: PostgresConnection): pg.PoolConfig {
     ...(ssl !== undefined ? { ssl: ssl as pg.PoolConfig['ssl'] } : {}),
     application_name: applicationName ?? 'troupe',
     keepAlive: true,
+    // Idle pooled connections do not keep a process alive (a script that forgot close() still exits).
+    allowExitOnIdle: true,
   };
 }
 
