@@ -87,6 +87,26 @@ export class RunSuspended extends TroupeError {
   }
 }
 
+/**
+ * A shared store could not be reached or used: the server refused or dropped the connection,
+ * the credentials were wrong, the database does not exist, or it is shutting down. The
+ * operation's transaction did not commit (no partial write), except when the connection was
+ * lost while committing: then `outcome` is 'unknown' and a reload tells (a fenced retry is
+ * safe either way, it is refused if the first attempt did land). `cause` is the driver's error.
+ */
+export class StoreUnavailable extends TroupeError {
+  override readonly code = 'STORE_UNAVAILABLE';
+  /** The store, without secrets, e.g. "PostgreSQL checkpoint store 'postgres://app@db:5432/troupe'". */
+  readonly store: string;
+  /** 'not_written': nothing of the operation was stored; 'unknown': lost during the commit. */
+  readonly outcome: 'not_written' | 'unknown';
+  constructor(store: string, message: string, options: { cause?: unknown; outcome?: 'not_written' | 'unknown' } = {}) {
+    super(message, { cause: options.cause });
+    this.store = store;
+    this.outcome = options.outcome ?? 'not_written';
+  }
+}
+
 /** Why an AbortSignal aborted, as a RunCancelled reason (a RunCancelled's own reason, an error's message, a string). */
 export function abortReason(signal: AbortSignal): string {
   const reason: unknown = signal.reason;

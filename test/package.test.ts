@@ -7,7 +7,7 @@ const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { exports: Recor
 
 describe('package entry', () => {
   it('declares the entry points of the design, each with built types and code inside "files"', () => {
-    expect(Object.keys(pkg.exports)).toEqual(['.', './sqlite', './server', './mcp', './ai-sdk', './otel', './testing', './package.json']);
+    expect(Object.keys(pkg.exports)).toEqual(['.', './sqlite', './postgres', './server', './mcp', './ai-sdk', './otel', './testing', './package.json']);
     for (const [subpath, target] of Object.entries(pkg.exports)) {
       if (subpath === './package.json') continue;
       const { types, import: code } = target as { types: string; import: string };

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 import { UserError } from '../errors.js';
 import type { Model } from '../models/model.js';
+import { db } from './db.js';
 import { runDemo } from './demo.js';
 import { modelFromEnv } from './model-from-env.js';
 import { SERVE_USAGE, serve } from './serve.js';
 import { startDemo } from './start.js';
+import { worker } from './worker.js';
 
 const USAGE = `usage: troupe <command>
 
@@ -12,6 +14,8 @@ commands:
   start   the demo server with the live inspector, plus one demo run printed here (npm start)
   demo    run the demo agents in this process and print their event stream
   serve   the HTTP API and inspector for your agents (troupe serve --help)
+  worker  run enqueued runs from PostgreSQL: troupe worker --db postgres://… --agents ./agents.js (--help)
+  db      troupe db migrate --db postgres://…: create or upgrade the PostgreSQL tables (troupe db --help)
 
 environment:
   TROUPE_MODEL=openai-compatible:<model>   use a real model (Ollama, vLLM, llama.cpp server, …)
@@ -54,6 +58,10 @@ async function main(argv: string[]): Promise<number> {
         return 2;
       }
       return 0;
+    case 'db':
+      return db(argv.slice(1), (line) => process.stdout.write(line.endsWith('\n') ? line : `${line}\n`), (line) => process.stderr.write(`${line}\n`));
+    case 'worker':
+      return worker(argv.slice(1), (line) => process.stdout.write(line.endsWith('\n') ? line : `${line}\n`), (line) => process.stderr.write(`${line}\n`));
     case 'help':
     case '--help':
     case '-h':

@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { InspectMode } from '../inspect/feed.js';
 import { banner, startDemoServer } from '../server/demo.js';
+import type { CheckpointStore } from '../store/checkpoint-store.js';
 import { SqliteCheckpointStore } from '../store/sqlite-checkpoint-store.js';
 import { createServer, type AgentSource, type TroupeServer } from '../server/server.js';
 
@@ -21,7 +22,9 @@ options:
   --token <token>          bearer token (default: $TROUPE_TOKEN, else a random one, printed)
   --approval-timeout <ms>  auto-deny undecided approvals after this long (default 300000)
   --inspect <mode>         on-demand | always | off (default: always for the demo, on-demand otherwise)
-  --db <file>              SQLite file the runs are checkpointed to (default .troupe/troupe.sqlite; "off" keeps none)
+  --db <file|url>          where runs are checkpointed: a SQLite file (default .troupe/troupe.sqlite), a
+                           postgres://… URL (run \`troupe db migrate\` first), or "off" (none)
+  --schema <name>          with a postgres:// --db: the schema of troupe's tables (default public)
 `;
 
 /**
@@ -42,6 +45,7 @@ export async function serve(argv: readonly string[], out: (line: string) => void
       'approval-timeout': { type: 'string' },
       inspect: { type: 'string' },
       db: { type: 'string' },
+      schema: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -57,8 +61,9 @@ export async function serve(argv: readonly string[], out: (line: string) => void
   if (inspect !== undefined && !['on-demand', 'always', 'off'].includes(inspect)) throw new Error(`--inspect must be on-demand, always or off.\n\n${SERVE_USAGE}`);
   const token = values.token ?? process.env.TROUPE_TOKEN ?? undefined;
   const db = values.db ?? '.troupe/troupe.sqlite';
+  const store = db === 'off' ? undefined : await checkpointStoreFor(db, values.schema);
   const common = {
-    ...(db === 'off' ? {} : { checkpointStore: new SqliteCheckpointStore(db) }),
+    ...(store ? { checkpointStore: store.store } : {}),
     port,
     ...(values.host !== undefined ? { host: values.host } : {}),
     ...(allowedHosts.length > 0 ? { allowedHosts } : {}),
@@ -67,7 +72,7 @@ export async function serve(argv: readonly string[], out: (line: string) => void
     ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
     ...(inspect ? { inspect } : {}),
   };
-  if (db !== 'off') out(`  runs are checkpointed to ${resolve(db)}`);
+  if (store) out(`  runs are checkpointed to ${store.where}`);
   if (values.agents === undefined) return startDemoServer({ ...common, out });
   const agents = await loadAgents(values.agents);
   const server = await createServer({ ...common, agents });
@@ -76,7 +81,25 @@ export async function serve(argv: readonly string[], out: (line: string) => void
   return server;
 }
 
-async function loadAgents(path: string): Promise<Record<string, AgentSource>> {
+/** The store `--db` names; PostgreSQL is loaded only for a postgres:// URL. */
+async function checkpointStoreFor(db: string, schema: string | undefined): Promise<{ store: CheckpointStore; where: string }> {
+  if (/^postgres(ql)?:\/\//.test(db)) {
+    const { PostgresCheckpointStore } = await import('../store/postgres-checkpoint-store.js');
+    const store = new PostgresCheckpointStore(db, schema !== undefined ? { schema } : {});
+    try {
+      // Fail at start, not on the first run, when the database is down or not migrated.
+      await store.load('troupe-serve-check');
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+    return { store, where: store.where };
+  }
+  if (schema !== undefined) throw new Error(`--schema needs a postgres:// --db.\n\n${SERVE_USAGE}`);
+  return { store: new SqliteCheckpointStore(db), where: resolve(db) };
+}
+
+export async function loadAgents(path: string): Promise<Record<string, AgentSource>> {
   const mod = (await import(pathToFileURL(resolve(path)).href)) as { agents?: unknown; default?: unknown };
   const agents = mod.agents ?? mod.default;
   if (typeof agents !== 'object' || agents === null || Object.keys(agents).length === 0) {

@@ -97,6 +97,14 @@ export interface AppendFence {
   readonly seq: number;
 }
 
+/** One append of a group commit (`appendBatch` of the SQLite and PostgreSQL stores). */
+export interface AppendRequest {
+  readonly runId: string;
+  readonly entries: readonly CheckpointEntry[];
+  readonly head: CheckpointHead;
+  readonly fence?: AppendFence;
+}
+
 /** A run as `load` returns it: every entry in append order and the latest head. */
 export interface StoredRun {
   readonly entries: readonly CheckpointEntry[];
@@ -244,7 +252,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
   }
 
   claim(runId: string, owner: string, ttlMs: number): Lease {
-    checkRunId(runId);
+    checkLeaseRequest(runId, owner, ttlMs);
     const now = this.now();
     const held = this.leases.get(runId);
     if (held && held.owner !== owner && held.expiresAt > now) throw new RunLocked(runId, { owner: held.owner, expiresAt: held.expiresAt });
@@ -254,6 +262,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
   }
 
   renew(runId: string, owner: string, ttlMs: number): Lease {
+    checkLeaseRequest(runId, owner, ttlMs);
     const held = this.leases.get(runId);
     if (!held || held.owner !== owner) throw lostLease(runId, owner, held);
     const lease = { runId, owner, expiresAt: this.now() + ttlMs };
@@ -294,6 +303,18 @@ export function statusFilter(options: ListRunsOptions): readonly RunStatus[] | u
   const { status } = options;
   if (status === undefined) return undefined;
   return typeof status === 'string' ? [status] : (status as readonly RunStatus[]);
+}
+
+/** @internal Throws a UserError for a claim or renewal that cannot be a lease. */
+export function checkLeaseRequest(runId: unknown, owner: unknown, ttlMs: unknown): void {
+  checkRunId(runId);
+  checkLeaseTerms(owner, ttlMs);
+}
+
+/** @internal Throws a UserError unless `owner` is a non-empty string and `ttlMs` a positive number. */
+export function checkLeaseTerms(owner: unknown, ttlMs: unknown): void {
+  if (typeof owner !== 'string' || owner.length === 0) throw new UserError(`A lease owner must be a non-empty string, got ${JSON.stringify(owner)}.`);
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) throw new UserError(`A lease TTL must be a positive number of milliseconds, got ${String(ttlMs)}.`);
 }
 
 /** @internal */

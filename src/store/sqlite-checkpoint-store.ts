@@ -3,6 +3,7 @@ import { UserError } from '../errors.js';
 import { RunLocked } from '../errors.js';
 import {
   checkFence,
+  checkLeaseRequest,
   checkRunId,
   lostLease,
   statusFilter,
@@ -79,7 +80,7 @@ interface Statements {
   upsertHead: Statement<[HeadParams]>;
   run: Statement<[string], RunRow | undefined>;
   entries: Statement<[string], { seq: number; kind: unknown; data: unknown }>;
-  list: Statement<[], RunRow>;
+  list: Statement<[], RunRow & { lease_owner: string | null; lease_expires_at: number | null }>;
   deleteEntries: Statement<[string]>;
   deleteRun: Statement<[string]>;
   lease: Statement<[string], { owner: string; expires_at: number } | undefined>;
@@ -88,6 +89,7 @@ interface Statements {
   releaseLease: Statement<[string, string]>;
 }
 
+export type { AppendRequest } from './checkpoint-store.js';
 
 interface HeadParams {
   runId: string;
@@ -158,7 +160,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 
   claim(runId: string, owner: string, ttlMs: number): Lease {
-    checkRunId(runId);
+    checkLeaseRequest(runId, owner, ttlMs);
     const db = this.prepare(true);
     const s = this.statements!;
     return db.transaction(() => {
@@ -171,6 +173,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
   }
 
   renew(runId: string, owner: string, ttlMs: number): Lease {
+    checkLeaseRequest(runId, owner, ttlMs);
     const db = this.prepare(true);
     const s = this.statements!;
     return db.transaction(() => {
@@ -223,7 +226,8 @@ export class SqliteCheckpointStore implements CheckpointStore {
       const schemaVersion = checkSchemaVersion(row.schema_version, CHECKPOINT_SCHEMA_VERSION, where);
       const head = this.head(row, where);
       if (statuses && !statuses.includes(head.status)) continue;
-      out.push({ runId: row.run_id, schemaVersion, head, entries: row.entry_count, createdAt: row.created_at, updatedAt: row.updated_at });
+      const lease = row.lease_owner === null ? {} : { lease: { runId: row.run_id, owner: row.lease_owner, expiresAt: row.lease_expires_at! } };
+      out.push({ runId: row.run_id, schemaVersion, head, entries: row.entry_count, createdAt: row.created_at, updatedAt: row.updated_at, ...lease });
     }
     return out;
   }
@@ -276,7 +280,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
           schema_version = excluded.schema_version`),
       run: db.prepare('SELECT * FROM troupe_runs WHERE run_id = ?'),
       entries: db.prepare('SELECT seq, kind, data FROM troupe_entries WHERE run_id = ? ORDER BY seq'),
-      list: db.prepare('SELECT * FROM troupe_runs ORDER BY rowid'),
+      list: db.prepare('SELECT r.*, l.owner AS lease_owner, l.expires_at AS lease_expires_at FROM troupe_runs r LEFT JOIN troupe_leases l ON l.run_id = r.run_id ORDER BY r.rowid'),
       deleteEntries: db.prepare('DELETE FROM troupe_entries WHERE run_id = ?'),
       deleteRun: db.prepare('DELETE FROM troupe_runs WHERE run_id = ?'),
       lease: db.prepare('SELECT owner, expires_at FROM troupe_leases WHERE run_id = ?'),

@@ -69,6 +69,18 @@ describe('package entry points (built dist, plain node)', () => {
     expect((await load('troupe/sqlite', '--open-sqlite')).addons).toEqual(['better_sqlite3.node']);
   });
 
+  it('troupe/postgres: pg and the PostgreSQL stores only (no SQLite, no runtime)', async () => {
+    const loaded = await load('troupe/postgres');
+    expect(loaded.exports).toEqual(['PostgresCheckpointStore', 'PostgresSession', 'RunLocked', 'StoreUnavailable', 'enqueueRun', 'migratePostgres']);
+    expect(loaded.files).toEqual([
+      'entry/postgres.js', 'errors.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-checkpoint-store.js', 'store/postgres-layout.js',
+      'store/postgres-migrate.js', 'store/postgres-queue.js', 'store/postgres-session.js', 'store/postgres.js', 'store/session.js',
+    ]);
+    // pgpass and split2 load when a connection opens.
+    expect(loaded.packages).toEqual(['pg', 'pg-connection-string', 'pg-int8', 'pg-pool', 'pg-protocol', 'pg-types', 'postgres-array', 'postgres-bytea', 'postgres-date', 'postgres-interval', 'xtend']);
+    expect(loaded.addons).toEqual([]);
+  });
+
   it('troupe/server: the HTTP server and inspection feed, without SQLite or the demo models', async () => {
     const loaded = await load('troupe/server');
     expect(loaded.exports).toEqual([

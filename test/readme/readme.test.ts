@@ -61,6 +61,8 @@ describe('README and docs examples', () => {
       "README.md › Using Stately's inspector #2",
       'README.md › Real models, MCP servers and built-in tools #2',
       'README.md › Real models, MCP servers and built-in tools #3',
+      'README.md › Scaling out (PostgreSQL)',
+      'README.md › Scaling out (PostgreSQL) #2',
       'docs/models-and-mcp.md › MCP servers',
     ]);
     expect(keys('fragment')).toEqual([

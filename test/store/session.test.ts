@@ -1,7 +1,7 @@
+// The behaviour every session shares is in the session contract (contract.test.ts, session-contract.ts).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { MemorySession, type Session } from '../../src/store/session.js';
 import { SqliteCheckpointStore } from '../../src/store/sqlite-checkpoint-store.js';
 import { SqliteSession } from '../../src/store/sqlite-session.js';
 import type { Message } from '../../src/types.js';
@@ -15,102 +15,6 @@ const assistant = (content: string, calls: string[] = []): Message => ({
   content,
   toolCalls: calls.map((id) => ({ id, name: 'echo', arguments: '{}' })),
   agent: 'a',
-});
-const tool = (callId: string, content: string): Message => ({ role: 'tool', callId, name: 'echo', content, isError: false });
-
-const kinds: Array<[string, () => MemorySession | SqliteSession]> = [
-  ['MemorySession', () => new MemorySession()],
-  ['SqliteSession', () => new SqliteSession(join(tempDir(), 'sessions.db'))],
-];
-
-describe.each(kinds)('%s', (_name, make) => {
-  it('is a Session with an empty history for an unknown session', () => {
-    const session: Session = make();
-    expect(session.history('s')).toEqual([]);
-  });
-
-  it('returns the messages of the appended runs, in order', () => {
-    const session = make();
-    expect(session.append('s', 'r1', [user('hi'), assistant('hello')])).toBe(true);
-    expect(session.append('s', 'r2', [user('add 2+3'), assistant('', ['c1']), tool('c1', '5'), assistant('5')])).toBe(true);
-    expect(session.history('s')).toEqual([user('hi'), assistant('hello'), user('add 2+3'), assistant('', ['c1']), tool('c1', '5'), assistant('5')]);
-  });
-
-  it('stores a run once: appending the same run id again changes nothing', () => {
-    const session = make();
-    session.append('s', 'r1', [user('hi'), assistant('hello')]);
-    session.append('s', 'r2', [user('again')]);
-    expect(session.append('s', 'r1', [user('hi'), assistant('hello')])).toBe(false);
-    // Same messages built with another key order and an explicit undefined: still the same run.
-    expect(session.append('s', 'r1', [{ content: 'hi', role: 'user' }, { agent: 'a', toolCalls: [], content: 'hello', role: 'assistant', reasoning: undefined }])).toBe(false);
-    expect(session.history('s')).toEqual([user('hi'), assistant('hello'), user('again')]);
-  });
-
-  it('refuses the same run id with different messages (no silent loss, no overwrite)', () => {
-    const session = make();
-    session.append('s', 'r1', [user('hi'), assistant('hello')]);
-    expectUserError(
-      () => session.append('s', 'r1', [user('hi'), assistant('bye')]),
-      "Session 's' already holds run 'r1' with different messages (2 stored, 2 given); a run is stored once. Clear the session to store it again.",
-    );
-    expectUserError(
-      () => session.append('s', 'r1', [user('hi')]),
-      "Session 's' already holds run 'r1' with different messages (2 stored, 1 given); a run is stored once. Clear the session to store it again.",
-    );
-    expect(session.history('s')).toEqual([user('hi'), assistant('hello')]);
-  });
-
-  it('keeps sessions apart; the same run id may be in two sessions', () => {
-    const session = make();
-    session.append('s1', 'r1', [user('one')]);
-    session.append('s2', 'r1', [user('two')]);
-    session.append('s1', 'r2', [user('three')]);
-    expect(session.history('s1')).toEqual([user('one'), user('three')]);
-    expect(session.history('s2')).toEqual([user('two')]);
-  });
-
-  it('stores a run with no messages (it still counts as stored)', () => {
-    const session = make();
-    expect(session.append('s', 'r0', [])).toBe(true);
-    expect(session.append('s', 'r0', [])).toBe(false);
-    session.append('s', 'r1', [user('x')]);
-    expect(session.history('s')).toEqual([user('x')]);
-  });
-
-  it('clear forgets the session only; its runs may be appended again', () => {
-    const session = make();
-    session.append('s', 'r1', [user('old')]);
-    session.append('other', 'r1', [user('kept')]);
-    session.clear('s');
-    session.clear('never-existed');
-    expect(session.history('s')).toEqual([]);
-    expect(session.append('s', 'r1', [user('new')])).toBe(true);
-    expect(session.history('s')).toEqual([user('new')]);
-    expect(session.history('other')).toEqual([user('kept')]);
-  });
-
-  it('returns a fresh array each time', () => {
-    const session = make();
-    session.append('s', 'r1', [user('x')]);
-    session.history('s').push(user('y'));
-    expect(session.history('s')).toEqual([user('x')]);
-  });
-
-  it('refuses invalid messages and ids with a UserError and stores nothing', () => {
-    const session = make();
-    expectUserError(
-      () => session.append('s', 'r1', [user('ok'), { role: 'tool', callId: 'c', name: 'n', content: 'x' } as unknown as Message]),
-      "Cannot append to session 's' run 'r1': message 2 is invalid: missing field 'isError'.",
-    );
-    expectUserError(
-      () => session.append('s', 'r1', [{ role: 'system', content: 'x' } as unknown as Message]),
-      "Cannot append to session 's' run 'r1': message 1 is invalid: unknown message role \"system\".",
-    );
-    expectUserError(() => session.append('', 'r1', []), 'A session id must be a non-empty string, got "".');
-    expectUserError(() => session.append('s', '', []), 'A run id must be a non-empty string, got "".');
-    expect(session.history('s')).toEqual([]);
-    expect(session.append('s', 'r1', [user('fine')])).toBe(true);
-  });
 });
 
 describe('SqliteSession', () => {

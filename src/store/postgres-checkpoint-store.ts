@@ -1,0 +1,313 @@
+import { StoreUnavailable, UserError } from '../errors.js';
+import {
+  checkFence,
+  checkLeaseRequest,
+  checkLeaseTerms,
+  checkRunId,
+  lostLease,
+  statusFilter,
+  type AppendFence,
+  type AppendRequest,
+  type CheckpointEntry,
+  type CheckpointHead,
+  type CheckpointStore,
+  type Lease,
+  type ListRunsOptions,
+  type RunSummary,
+  type StoredRun,
+} from './checkpoint-store.js';
+import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
+import { PostgresDatabase, type Query } from './postgres.js';
+import { POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
+import { checkJob, claimNextRun, insertJob, type ClaimedRun, type RunJob } from './postgres-queue.js';
+import type { PostgresConnection, PostgresStoreOptions } from './postgres-options.js';
+
+interface RunRow {
+  run_id: string;
+  schema_version: unknown;
+  agent: unknown;
+  turn: unknown;
+  status: unknown;
+  usage: unknown;
+  output: unknown;
+  error: unknown;
+  entry_count: number;
+  created_at: string;
+  updated_at: string;
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+}
+
+const RUN_COLUMNS = `r.run_id, r.schema_version, r.agent, r.turn, r.status, r.usage, r.output, r.error, r.entry_count, r.created_at, r.updated_at,
+  l.owner AS lease_owner, l.expires_at AS lease_expires_at`;
+
+/**
+ * Checkpoint store on PostgreSQL (`pg` pool), for runs shared by many processes. Same contract
+ * as the memory and SQLite stores: each `append` is one transaction (entries inserted after
+ * the stored ones, head upserted, stored entries never rewritten); writes of one run are
+ * serialised by a transaction-scoped advisory lock; leases live in their own table and fenced
+ * appends lock the lease row. Reads check every record and throw a UserError naming the first
+ * bad one. The tables must exist: `troupe db migrate` creates them, the store never does.
+ *
+ * Every method may throw StoreUnavailable (connection refused or lost, wrong credentials,
+ * missing database; nothing written unless its `outcome` says 'unknown') and UserError (tables
+ * missing or of another layout version, a closed store, bad input).
+ */
+export class PostgresCheckpointStore implements CheckpointStore {
+  private readonly db: PostgresDatabase;
+  private readonly now: () => number;
+
+  /** `connection`: a `postgres://` URL or pool options. Connects on first use. */
+  constructor(connection: PostgresConnection, options: PostgresStoreOptions = {}) {
+    this.db = new PostgresDatabase(connection, POSTGRES_CHECKPOINTS.label, POSTGRES_CHECKPOINTS, options);
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Names the store in messages: URL without password, and schema. */
+  get where(): string {
+    return this.db.where;
+  }
+
+  async append(runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead, fence?: AppendFence): Promise<void> {
+    checkRunId(runId);
+    checkEntries(entries, `run '${runId}'`);
+    checkHead(head, `run '${runId}'`);
+    await this.db.transaction((q) => this.write(q, { runId, entries, head, ...(fence ? { fence } : {}) }));
+  }
+
+  /**
+   * Group commit: every request in one transaction, each under its own savepoint, so a
+   * refused request (fence, newer schema, invalid entry) writes nothing and the others still
+   * commit. Returns each request's error, or undefined when it was stored.
+   * @throws StoreUnavailable when the transaction itself fails (then nothing was written).
+   */
+  async appendBatch(requests: readonly AppendRequest[]): Promise<(Error | undefined)[]> {
+    const results = requests.map((r): Error | undefined => {
+      try {
+        checkRunId(r.runId);
+        checkEntries(r.entries, `run '${r.runId}'`);
+        checkHead(r.head, `run '${r.runId}'`);
+        return undefined;
+      } catch (error) {
+        return error as Error;
+      }
+    });
+    if (results.every((error) => error !== undefined)) return results;
+    await this.db.transaction(async (q) => {
+      for (const [i, request] of requests.entries()) {
+        if (results[i] !== undefined) continue;
+        await q('SAVEPOINT troupe_append');
+        try {
+          await this.write(q, request);
+          await q('RELEASE SAVEPOINT troupe_append');
+        } catch (error) {
+          // A lost connection ends the whole transaction; anything else refuses this request alone.
+          if (error instanceof StoreUnavailable) throw error;
+          await q('ROLLBACK TO SAVEPOINT troupe_append');
+          results[i] = error instanceof Error ? error : new Error(String(error));
+        }
+      }
+    });
+    return results;
+  }
+
+  async load(runId: string): Promise<StoredRun | undefined> {
+    // One snapshot: the head, the entries and the lease are read as of the same moment.
+    return this.db.transaction(async (q) => {
+      const rows = await q<RunRow>(this.sql(`SELECT ${RUN_COLUMNS} FROM {s}.troupe_runs r LEFT JOIN {s}.troupe_leases l ON l.run_id = r.run_id WHERE r.run_id = $1`), [runId]);
+      const row = rows[0];
+      if (!row) return undefined;
+      const where = this.runWhere(runId);
+      const schemaVersion = checkSchemaVersion(row.schema_version, CHECKPOINT_SCHEMA_VERSION, where);
+      const head = this.head(row, where);
+      const stored = await q<{ seq: number; kind: unknown; data: unknown }>(this.sql('SELECT seq, kind, data FROM {s}.troupe_entries WHERE run_id = $1 ORDER BY seq'), [runId]);
+      const entries: CheckpointEntry[] = [];
+      for (const entry of stored) {
+        const expected = entries.length + 1;
+        if (entry.seq !== expected) throw new UserError(`${where} is corrupt: entry ${expected} is missing (the next stored entry is ${entry.seq}).`);
+        entries.push(decodeEntry(entry.data, `${where} entry ${entry.seq}`, entry.kind));
+      }
+      if (entries.length !== row.entry_count) throw new UserError(`${where} is corrupt: its head records ${row.entry_count} entries but ${entries.length} are stored.`);
+      const lease = leaseOf(row);
+      return { entries, head, schemaVersion, ...(lease ? { lease } : {}) };
+    }, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  }
+
+  /** Runs oldest first (by first append). A status filter is applied by the database, so runs it leaves out are not read. */
+  async list(options: ListRunsOptions = {}): Promise<RunSummary[]> {
+    const statuses = statusFilter(options);
+    if (statuses?.length === 0) return [];
+    const filter = statuses ? 'WHERE r.status = ANY($1::text[])' : '';
+    const rows = await this.db.query<RunRow>(
+      this.sql(`SELECT ${RUN_COLUMNS} FROM {s}.troupe_runs r LEFT JOIN {s}.troupe_leases l ON l.run_id = r.run_id ${filter} ORDER BY r.position`),
+      statuses ? [statuses] : [],
+    );
+    return rows.map((row) => {
+      const where = this.runWhere(row.run_id);
+      const schemaVersion = checkSchemaVersion(row.schema_version, CHECKPOINT_SCHEMA_VERSION, where);
+      const head = this.head(row, where);
+      const lease = leaseOf(row);
+      return { runId: row.run_id, schemaVersion, head, entries: row.entry_count, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at), ...(lease ? { lease } : {}) };
+    });
+  }
+
+  /** Removes the run's entries, head, lease and job in one transaction (reads none of them, so a damaged run goes too); returns whether it existed. */
+  async delete(runId: string): Promise<boolean> {
+    return this.db.transaction(async (q) => {
+      await this.lockRun(q, runId);
+      await q(this.sql('DELETE FROM {s}.troupe_entries WHERE run_id = $1'), [runId]);
+      await q(this.sql('DELETE FROM {s}.troupe_leases WHERE run_id = $1'), [runId]);
+      await q(this.sql('DELETE FROM {s}.troupe_jobs WHERE run_id = $1'), [runId]);
+      return (await q(this.sql('DELETE FROM {s}.troupe_runs WHERE run_id = $1 RETURNING run_id'), [runId])).length > 0;
+    });
+  }
+
+  /** `INSERT … ON CONFLICT DO UPDATE … WHERE` takes a free, expired or own lease in one statement; two claimants are ordered by the row lock. */
+  async claim(runId: string, owner: string, ttlMs: number): Promise<Lease> {
+    checkLeaseRequest(runId, owner, ttlMs);
+    return this.db.transaction(async (q) => {
+      const now = this.now();
+      const taken = await this.takeLease(q, runId, owner, now, now + ttlMs);
+      if (taken) return taken;
+      const held = await this.heldLease(q, runId);
+      throw lostLease(runId, owner, held);
+    });
+  }
+
+  async renew(runId: string, owner: string, ttlMs: number): Promise<Lease> {
+    checkLeaseRequest(runId, owner, ttlMs);
+    return this.db.transaction(async (q) => {
+      const expiresAt = this.now() + ttlMs;
+      const rows = await q(this.sql('UPDATE {s}.troupe_leases SET expires_at = $3 WHERE run_id = $1 AND owner = $2 RETURNING run_id'), [runId, owner, expiresAt]);
+      if (rows.length > 0) return { runId, owner, expiresAt };
+      throw lostLease(runId, owner, await this.heldLease(q, runId));
+    });
+  }
+
+  async release(runId: string, owner: string): Promise<void> {
+    await this.db.query(this.sql('DELETE FROM {s}.troupe_leases WHERE run_id = $1 AND owner = $2'), [runId, owner]);
+  }
+
+  /**
+   * For workers: leases the oldest run that needs a process — status `running`, or `suspended`
+   * with an approval decision recorded since it suspended — whose lease is missing or expired;
+   * when there is none, the oldest enqueued run (`enqueue`) not started yet. Undefined when
+   * there is no work. Candidates are locked with `FOR UPDATE SKIP LOCKED`, so workers polling
+   * at once take different runs without waiting on each other.
+   */
+  async claimNext(owner: string, ttlMs: number): Promise<ClaimedRun | undefined> {
+    checkLeaseTerms(owner, ttlMs);
+    return this.db.transaction(async (q) => {
+      const now = this.now();
+      return claimNextRun(this.db, q, now, (tq, runId, at) => this.takeLease(tq, runId, owner, at, at + ttlMs));
+    });
+  }
+
+  /**
+   * Queues a run for a worker (`troupe worker`): stored in `troupe_jobs` until a worker's
+   * `claimNext` takes it and starts `agent` on `input`; nothing of the run's log is written.
+   * @throws UserError when the run id is already stored or enqueued, or the job is malformed.
+   */
+  async enqueue(job: RunJob): Promise<void> {
+    checkJob(job);
+    await this.db.transaction(async (q) => {
+      await this.lockRun(q, job.runId);
+      await insertJob(this.db, q, job, this.now());
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+
+  /** One append inside the caller's transaction: the same checks, in the same order, as SQLite. */
+  private async write(q: Query, request: AppendRequest): Promise<void> {
+    const { runId, entries, head, fence } = request;
+    await this.lockRun(q, runId);
+    const where = this.runWhere(runId);
+    const stored = (await q<{ schema_version: unknown; entry_count: number }>(this.sql('SELECT schema_version, entry_count FROM {s}.troupe_runs WHERE run_id = $1'), [runId]))[0];
+    // An older-format run is upgraded by appending (its old entries still read); a newer one is refused.
+    if (stored) checkSchemaVersion(stored.schema_version, CHECKPOINT_SCHEMA_VERSION, where);
+    if (fence) {
+      const held = (await q<{ owner: string; expires_at: string }>(this.sql('SELECT owner, expires_at FROM {s}.troupe_leases WHERE run_id = $1 FOR UPDATE'), [runId]))[0];
+      checkFence(runId, fence, held && { runId, owner: held.owner, expiresAt: Number(held.expires_at) }, stored?.entry_count ?? 0, this.now());
+    }
+    const before = stored?.entry_count ?? 0;
+    const count = before + entries.length;
+    // The entries and the head in one statement (a data-modifying CTE runs exactly once).
+    await q(
+      this.sql(`WITH added AS (
+          INSERT INTO {s}.troupe_entries (run_id, seq, kind, data)
+          SELECT $1, $2 + t.n, t.kind, t.data FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS t(kind, data, n)
+        )
+        INSERT INTO {s}.troupe_runs AS r (run_id, schema_version, agent, turn, status, usage, output, error, entry_count, suspended_count, created_at, updated_at)
+        VALUES ($1, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $8 = 'suspended' THEN $12::integer END, $13, $13)
+        ON CONFLICT (run_id) DO UPDATE SET
+          schema_version = excluded.schema_version, agent = excluded.agent, turn = excluded.turn, status = excluded.status,
+          usage = excluded.usage, output = excluded.output, error = excluded.error, entry_count = excluded.entry_count,
+          suspended_count = CASE WHEN excluded.status <> 'suspended' THEN NULL WHEN r.status = 'suspended' THEN r.suspended_count ELSE excluded.entry_count END,
+          updated_at = excluded.updated_at`),
+      [
+        runId,
+        before,
+        entries.map((entry) => entry.kind),
+        entries.map((entry) => JSON.stringify(entry)),
+        CHECKPOINT_SCHEMA_VERSION,
+        head.agent,
+        head.turn,
+        head.status,
+        JSON.stringify(head.usage),
+        head.output ?? null,
+        head.error ? JSON.stringify({ name: head.error.name, message: head.error.message }) : null,
+        count,
+        this.now(),
+      ],
+    );
+  }
+
+  /** Serialises the writers of one run until the transaction ends (two first appends of a new run included). */
+  private async lockRun(q: Query, runId: string): Promise<void> {
+    await q('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`troupe/${this.db.schema}/run/${runId}`]);
+  }
+
+  /** Takes the lease when it is free, expired or `owner`'s own; undefined when another owner holds it. */
+  private async takeLease(q: Query, runId: string, owner: string, now: number, expiresAt: number): Promise<Lease | undefined> {
+    const rows = await q(
+      this.sql(`INSERT INTO {s}.troupe_leases AS l (run_id, owner, expires_at) VALUES ($1, $2, $3)
+        ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+        WHERE l.owner = excluded.owner OR l.expires_at <= $4
+        RETURNING run_id`),
+      [runId, owner, expiresAt, now],
+    );
+    return rows.length > 0 ? { runId, owner, expiresAt } : undefined;
+  }
+
+  private async heldLease(q: Query, runId: string): Promise<Lease | undefined> {
+    const row = (await q<{ owner: string; expires_at: string }>(this.sql('SELECT owner, expires_at FROM {s}.troupe_leases WHERE run_id = $1'), [runId]))[0];
+    return row && { runId, owner: row.owner, expiresAt: Number(row.expires_at) };
+  }
+
+  private head(row: RunRow, where: string): CheckpointHead {
+    const head: Record<string, unknown> = {
+      agent: row.agent,
+      turn: row.turn,
+      usage: decodeJson(row.usage, `${where} head usage`),
+      status: row.status,
+    };
+    if (row.output !== null) head['output'] = row.output;
+    if (row.error !== null) head['error'] = decodeJson(row.error, `${where} head error`);
+    return decodeHead(head, `${where} head`);
+  }
+
+  private runWhere(runId: string): string {
+    return `${this.db.where}: run '${runId}'`;
+  }
+
+  private sql(text: string): string {
+    return inSchema(text, this.db.s);
+  }
+}
+
+function leaseOf(row: RunRow): Lease | undefined {
+  return row.lease_owner === null ? undefined : { runId: row.run_id, owner: row.lease_owner, expiresAt: Number(row.lease_expires_at) };
+}

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import { UserError } from '../../src/errors.js';
+import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-store.js';
+import { migratePostgres } from '../../src/store/postgres-migrate.js';
+import { PostgresSession } from '../../src/store/postgres-session.js';
+import { POSTGRES_SKIP, POSTGRES_URL, adminQuery, expectRejects, shownUrl, usePostgresSchema } from './harnesses.js';
+import { head, input } from './store-helpers.js';
+
+const tables = async (schema: string) =>
+  (await adminQuery<{ name: string }>('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema])).map((r) => r.name);
+
+describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgreSQL migration${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+  const freshSchema = usePostgresSchema();
+  const url = POSTGRES_URL!;
+
+  it('a store on an unmigrated schema refuses every use, telling the command to run, and creates nothing', async () => {
+    const schema = await freshSchema(false);
+    const store = new PostgresCheckpointStore(url, { schema });
+    const session = new PostgresSession(url, { schema });
+    try {
+      const hint = `run \`troupe db migrate --db '${shownUrl(url)}' --schema ${schema}\` first (troupe never creates tables on its own).`;
+      const where = `PostgreSQL checkpoint store '${shownUrl(url)}' schema '${schema}'`;
+      for (const use of [() => store.load('r1'), () => store.append('r1', [input()], head()), () => store.list(), () => store.claim('r1', 'A', 10)]) {
+        await expectRejects(use, UserError, `${where} has no troupe checkpoints tables: ${hint}`);
+      }
+      await expectRejects(() => session.history('s'), UserError, `PostgreSQL session store '${shownUrl(url)}' schema '${schema}' has no troupe sessions tables: ${hint}`);
+      expect(await adminQuery('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema])).toEqual([]);
+    } finally {
+      await store.close();
+      await session.close();
+    }
+  });
+
+  it('creates the schema and every table once, records the layout versions, and changes nothing when run again', async () => {
+    const schema = await freshSchema(false);
+    expect(await migratePostgres(url, { schema })).toEqual([
+      { component: 'checkpoints', from: undefined, to: 1 },
+      { component: 'sessions', from: undefined, to: 1 },
+    ]);
+    expect(await tables(schema)).toEqual(['troupe_entries', 'troupe_jobs', 'troupe_leases', 'troupe_meta', 'troupe_runs', 'troupe_session_messages', 'troupe_session_runs']);
+    const store = new PostgresCheckpointStore(url, { schema });
+    await store.append('r1', [input()], head());
+    expect(await migratePostgres(url, { schema })).toEqual([
+      { component: 'checkpoints', from: 1, to: 1 },
+      { component: 'sessions', from: 1, to: 1 },
+    ]);
+    expect((await store.load('r1'))?.entries).toEqual([input()]);
+    await store.close();
+    expect(await adminQuery(`SELECT component, schema_version FROM "${schema}".troupe_meta ORDER BY component`)).toEqual([
+      { component: 'checkpoints', schema_version: 1 },
+      { component: 'sessions', schema_version: 1 },
+    ]);
+  });
+
+  it('two migrations at once: one creates, the other finds the tables (an advisory lock orders them)', async () => {
+    const schema = await freshSchema(false);
+    const [a, b] = await Promise.all([migratePostgres(url, { schema }), migratePostgres(url, { schema })]);
+    expect([a[0]!.from, b[0]!.from].sort()).toEqual([1, undefined]);
+    expect((await tables(schema)).length).toBe(7);
+  });
+
+  it('refuses a schema of a newer layout and changes nothing', async () => {
+    const schema = await freshSchema();
+    await adminQuery(`UPDATE "${schema}".troupe_meta SET schema_version = 2 WHERE component = 'sessions'`);
+    await expectRejects(
+      () => migratePostgres(url, { schema }),
+      UserError,
+      `PostgreSQL schema '${schema}' uses 'sessions' table layout version 2, but this version of troupe reads only up to 1; upgrade troupe to load it.`,
+    );
+    expect(await adminQuery(`SELECT component, schema_version FROM "${schema}".troupe_meta ORDER BY component`)).toEqual([
+      { component: 'checkpoints', schema_version: 1 },
+      { component: 'sessions', schema_version: 2 },
+    ]);
+  });
+
+  it('refuses a schema name that is not a plain identifier', async () => {
+    await expectRejects(
+      () => migratePostgres(url, { schema: 'a"; DROP' }),
+      UserError,
+      'A PostgreSQL schema name must be lower-case letters, digits and underscores (starting with a letter or underscore, at most 63), got "a\\"; DROP".',
+    );
+    expect(() => new PostgresCheckpointStore(url, { schema: 'Upper' })).toThrow(UserError);
+  });
+});
