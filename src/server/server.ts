@@ -7,6 +7,8 @@ import type { RunOptions } from '../runtime/run-options.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import { HttpError, SseStream, allowedHostSet, answerClientError, checkBearer, hostAllowed, parseJsonObject, readBody, sendError, sendJson, timeoutSettings } from './http.js';
 import { findApproval } from './find-approval.js';
+import { agentGraph } from '../inspect/topology.js';
+import { listRuns, parseRunQuery, storedRunView, storedStatus } from './run-index.js';
 import { RunRegistry, ServerRun } from './runs.js';
 import { findInspectorDir, serveStatic } from './static.js';
 import { serveUIChat } from './ui-chat.js';
@@ -90,6 +92,7 @@ const DEFAULT_APPROVAL_TIMEOUT_MS = 300_000;
 /** Longest accepted denial reason (characters). */
 const MAX_REASON_CHARS = 2_000;
 const RUN_ID = /^\/api\/runs\/([^/]+)$/;
+const AGENT_GRAPH = /^\/api\/agents\/([^/]+)\/graph$/;
 
 /**
  * The troupe HTTP server (node:http, loopback by default):
@@ -121,6 +124,8 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
   const feed = new InspectionFeed({ mode: options.inspect ?? 'on-demand' });
   const registry = new RunRegistry(options.maxRuns ?? 200);
   const streams = new Set<SseStream>();
+  /** First user message of stored runs (it never changes), so listing does not reload every log. */
+  const storedInputs = new Map<string, string | undefined>();
   let inspectorClients = 0;
   let closing = false;
 
@@ -201,7 +206,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         return sendJson(res, 202, { runId: run.id, status: 'cancelling' });
       }
       case 'GET /api/runs':
-        return sendJson(res, 200, { runs: registry.list().map((run) => run.summary()) });
+        return sendJson(res, 200, { runs: await listRuns(registry, options.checkpointStore, parseRunQuery(url), storedInputs) });
       case 'GET /api/agents':
         return sendJson(res, 200, { agents: [...agents.keys()] });
       case 'GET /api/inspect': {
@@ -230,9 +235,26 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         throw new HttpError(400, 'invalid_run_id', 'Run id is not valid URL encoding.');
       }
       const run = registry.get(id);
-      if (!run) throw new HttpError(404, 'run_not_found', `No run '${id}'.`);
-      const { dropped } = run;
-      return sendJson(res, 200, { ...run.summary(), droppedEvents: dropped.count, droppedEventBytes: dropped.bytes, eventBytes: run.eventBytes, eventLog: run.events });
+      const stored = options.checkpointStore ? await storedRunView(options.checkpointStore, id) : undefined;
+      if (run) {
+        const { dropped } = run;
+        return sendJson(res, 200, { ...run.summary(), source: 'live', droppedEvents: dropped.count, droppedEventBytes: dropped.bytes, eventBytes: run.eventBytes, eventLog: run.events, ...(stored ? { log: stored } : {}) });
+      }
+      if (!stored) throw new HttpError(404, 'run_not_found', `No run '${id}'.`);
+      return sendJson(res, 200, storedRunDetail(id, stored));
+    }
+    const graphMatch = AGENT_GRAPH.exec(pathname);
+    if (graphMatch && method === 'GET') {
+      const name = safeDecode(graphMatch[1]!);
+      const source = agents.get(name);
+      if (!source) throw new HttpError(404, 'unknown_agent', `Unknown agent '${name}'. Registered agents: ${[...agents.keys()].join(', ') || '(none)'}.`);
+      let agent: Agent;
+      try {
+        agent = typeof source === 'function' ? source() : source;
+      } catch (error) {
+        throw new HttpError(500, 'agent_factory_failed', `Agent factory for '${name}' failed: ${(error as Error)?.message ?? String(error)}`);
+      }
+      return sendJson(res, 200, { agent: name, graph: agentGraph(agent) });
     }
     const allowed = ALLOWED.get(pathname);
     if (allowed) throw new HttpError(405, 'method_not_allowed', `Method ${method} is not allowed on ${pathname}.`, { allow: allowed });
@@ -310,6 +332,33 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
       http.closeAllConnections();
       await closed;
     },
+  };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new HttpError(400, 'invalid_name', 'Name is not valid URL encoding.');
+  }
+}
+
+/** A run only the checkpoint store knows (e.g. from before a restart), shaped like a live run's detail. */
+function storedRunDetail(runId: string, stored: NonNullable<Awaited<ReturnType<typeof storedRunView>>>): Record<string, unknown> {
+  const { head } = stored;
+  return {
+    runId,
+    source: 'stored',
+    agent: head.agent,
+    input: stored.transcript.find((m) => m.role === 'user')?.content,
+    status: storedStatus(head),
+    output: head.output,
+    error: head.error ? { name: head.error.name, code: undefined, message: head.error.message } : undefined,
+    usage: head.usage,
+    turns: head.turn,
+    pendingApprovals: [],
+    eventLog: [],
+    log: stored,
   };
 }
 
