@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { InspectMode } from '../inspect/feed.js';
 import { banner, startDemoServer } from '../server/demo.js';
+import { loadAgents } from './load-agents.js';
 import { SqliteCheckpointStore } from '../store/sqlite-checkpoint-store.js';
 import { createServer, type AgentSource, type TroupeServer } from '../server/server.js';
 
@@ -74,13 +74,4 @@ export async function serve(argv: readonly string[], out: (line: string) => void
   out(banner(server));
   out(`  agents:    ${Object.keys(agents).join(', ')}`);
   return server;
-}
-
-async function loadAgents(path: string): Promise<Record<string, AgentSource>> {
-  const mod = (await import(pathToFileURL(resolve(path)).href)) as { agents?: unknown; default?: unknown };
-  const agents = mod.agents ?? mod.default;
-  if (typeof agents !== 'object' || agents === null || Object.keys(agents).length === 0) {
-    throw new Error(`${path} must export \`agents\` (or a default export): an object of Agent instances or factories by name.`);
-  }
-  return agents as Record<string, AgentSource>;
 }
