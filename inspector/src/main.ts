@@ -1,10 +1,21 @@
 import './style.css';
-import { Api, ApiError } from './api.js';
-import { byId, h, ms, short } from './dom.js';
-import { chartFor, highlight } from './statechart.js';
-import { Store, type ActorInfo } from './store.js';
-import { renderTimeline } from './timeline.js';
+import { statesFromEvents } from '../../src/inspect/event-state.js';
+import { replayAt } from '../../src/inspect/replay.js';
+import { summarizeUsage } from '../../src/inspect/usage.js';
+import type { AgentGraph, WireRecord, WireRunEvent } from '../../src/inspect/wire.js';
+import { Api, ApiError, type RunDetail, type RunRow } from './api.js';
+import { approvalCards } from './approval-cards.js';
+import { ChartPanel, type ChartView } from './chart-panel.js';
+import { showDetails } from './details.js';
+import { byId, h, ms } from './dom.js';
+import { listKeys, mergeRuns, renderRunList } from './runs-list.js';
+import { failurePlace, renderRunHead, renderUsage, type RunFacts } from './run-summary.js';
+import { Store, type Lane } from './store.js';
+import { renderTimeline, type TimelineView } from './timeline.js';
+import { renderTopology } from './topology-view.js';
+import { renderReplayItems, renderTranscript } from './transcript-view.js';
 import { renderTree } from './tree.js';
+import { zoomWindow, panWindow } from '../../src/inspect/time-scale.js';
 
 const TOKEN_KEY = 'troupe.inspector.token';
 
@@ -28,6 +39,8 @@ function askToken(): string {
 
 const store = new Store();
 const api = new Api(readToken());
+const chart = new ChartPanel(byId('chart'));
+const timelineView: TimelineView = { window: undefined, compress: true, total: 0 };
 
 const ui = {
   conn: byId('conn'),
@@ -36,12 +49,20 @@ const ui = {
   agent: byId<HTMLSelectElement>('agent'),
   input: byId<HTMLInputElement>('input'),
   runs: byId('runs'),
+  runStatus: byId<HTMLSelectElement>('run-status'),
+  runSearch: byId<HTMLInputElement>('run-search'),
   tree: byId('tree'),
-  chart: byId('chart'),
-  chartState: byId('chart-state'),
+  runHead: byId('run-head'),
+  usage: byId('usage'),
+  transcript: byId('transcript'),
+  topology: byId('topology'),
+  activeAgent: byId('active-agent'),
   machine: byId<HTMLSelectElement>('machine'),
-  zoom: byId<HTMLButtonElement>('zoom'),
   timeline: byId('timeline'),
+  replayPanel: byId('replay-panel'),
+  replayStep: byId<HTMLInputElement>('replay-step'),
+  replayLabel: byId('replay-label'),
+  replay: byId('replay'),
   approvals: byId('approvals'),
   events: byId('events'),
 };
@@ -49,15 +70,17 @@ const ui = {
 /** The root run shown; follows the newest run until the user picks one. */
 let selectedRun: string | undefined;
 let followLatest = true;
-/** The run machine actor whose chart is shown (session id); undefined = the root run's. */
+/** The run (root or sub-run id) whose chart is shown; undefined = the root run. */
 let selectedMachine: string | undefined;
-let shownDefinition: string | undefined;
-let chartEl: SVGSVGElement | undefined;
+let rows: RunRow[] = [];
+let agentNames: string[] = [];
+const details = new Map<string, RunDetail | 'loading'>();
+const graphs = new Map<string, AgentGraph | 'loading'>();
+/** Replay step per run (absent = the end of the log). */
+const replaySteps = new Map<string, number>();
 let frame = 0;
-/** Fit the chart to the panel width (overview) or show it at actual size, scrolled to the active state. */
-let fit = true;
-let lastLeaf = '';
 let animate: ReturnType<typeof setTimeout> | undefined;
+const drawn = { transcript: '', events: '', topology: '', usage: '', replay: '' };
 
 function notice(text: string, kind: 'info' | 'error' = 'info'): void {
   ui.notice.textContent = text;
@@ -72,178 +95,276 @@ function schedule(): void {
   });
 }
 
-function onRecord(record: Parameters<Store['apply']>[0]): void {
+function select(runId: string): void {
+  if (selectedRun !== runId) {
+    selectedRun = runId;
+    selectedMachine = undefined;
+    timelineView.window = undefined;
+  }
+  followLatest = false;
+  void loadDetail(runId);
+  schedule();
+}
+
+function onRecord(record: WireRecord): void {
   store.apply(record);
   if (record.kind === 'run' && followLatest && record.status === 'running' && record.run !== selectedRun) {
     selectedRun = record.run;
     selectedMachine = undefined;
+    timelineView.window = undefined;
   }
-  if (record.kind === 'sync' && !selectedRun) selectedRun = [...store.runs.keys()].at(-1);
+  if (record.kind === 'run' && record.status !== 'running') {
+    // Finished: its stored log (for replay) and the list's tokens are final now.
+    details.delete(record.run);
+    if (record.run === selectedRun) void loadDetail(record.run);
+    refreshRows();
+  }
+  if (record.kind === 'sync') {
+    if (!selectedRun) selectedRun = [...store.runs.keys()].at(-1);
+    refreshRows();
+  }
   schedule();
+}
+
+let rowsTimer: ReturnType<typeof setTimeout> | undefined;
+function refreshRows(): void {
+  clearTimeout(rowsTimer);
+  rowsTimer = setTimeout(() => {
+    api
+      .runs(ui.runStatus.value, ui.runSearch.value.trim())
+      .then((result) => {
+        rows = result.runs;
+        if (!selectedRun && rows[0]) select(rows[0].runId);
+        schedule();
+      })
+      .catch((error: unknown) => notice(`Could not list runs: ${(error as Error).message}`, 'error'));
+  }, 150);
+}
+
+async function loadDetail(runId: string): Promise<void> {
+  if (details.has(runId)) return;
+  details.set(runId, 'loading');
+  try {
+    details.set(runId, await api.run(runId));
+  } catch (error) {
+    details.delete(runId);
+    if (!(error instanceof ApiError && error.status === 404)) notice(`Could not load ${runId}: ${(error as Error).message}`, 'error');
+  }
+  schedule();
+}
+
+function loadedDetail(runId: string | undefined): RunDetail | undefined {
+  const d = runId ? details.get(runId) : undefined;
+  return d && d !== 'loading' ? d : undefined;
+}
+
+function graphFor(agent: string): AgentGraph | undefined {
+  const direct = graphs.get(agent);
+  if (direct && direct !== 'loading') return direct;
+  if (!direct && agentNames.includes(agent)) {
+    graphs.set(agent, 'loading');
+    api.graph(agent).then((r) => graphs.set(agent, r.graph), () => graphs.delete(agent)).finally(schedule);
+  }
+  // A stored run names the agent that ran (e.g. after a handoff): find the registered graph that has it.
+  for (const g of graphs.values()) if (g !== 'loading' && g.agents.some((a) => a.name === agent)) return g;
+  return undefined;
 }
 
 function render(): void {
   const now = performance.timeOrigin + performance.now();
-  renderRuns();
-  renderTree(ui.tree, store, selectedRun, currentMachine()?.sessionId, (sessionId) => {
-    selectedMachine = sessionId;
+  const run = selectedRun ? store.runs.get(selectedRun) : undefined;
+  const detail = loadedDetail(selectedRun);
+  const tokensOf = (id: string): number | undefined => {
+    const info = store.runs.get(id);
+    return info && info.events.length ? summarizeUsage(info.events.map((e) => e.event)).total.totalTokens : undefined;
+  };
+  renderRunList(ui.runs, mergeRuns(rows, store.runs.values(), ui.runStatus.value, ui.runSearch.value.trim(), tokensOf, now), selectedRun, (id) => select(id));
+  renderTree(ui.tree, store, selectedRun, currentSession(), (sessionId) => {
+    selectedMachine = store.actors.get(sessionId)?.runId;
     schedule();
   });
-  void renderChart();
-  const running = renderTimeline(ui.timeline, store, selectedRun, now);
-  renderApprovals(now);
-  renderEvents();
+  renderRun(now, run, detail);
+  const running = selectedRun && run ? renderTimeline(ui.timeline, store, selectedRun, now, timelineView, openLane) : false;
+  if (selectedRun && !run) ui.timeline.replaceChildren(h('p', { class: 'muted' }, 'No timing is stored for this run: the timeline covers runs this server ran while it was up.'));
+  approvalCards(ui.approvals, store, api, now, notice, (runId) => store.runs.get(runId)?.agent);
+  renderEvents(run);
   if (animate) clearTimeout(animate);
-  animate = running || store.approvals.size > 0 ? setTimeout(schedule, 200) : undefined;
+  animate = running || store.approvals.size > 0 || run?.status === 'running' ? setTimeout(schedule, 250) : undefined;
 }
 
-function renderRuns(): void {
-  const runs = [...store.runs.values()].reverse();
-  ui.runs.replaceChildren(
-    ...runs.map((run) => {
-      const li = h(
-        'li',
-        { class: `run ${run.status}${run.run === selectedRun ? ' selected' : ''}`, 'data-run': run.run, 'data-status': run.status, role: 'button', tabindex: 0 },
-        h('span', { class: `status ${run.status}` }, run.status),
-        h('span', { class: 'run-agent' }, run.agent),
-        h('span', { class: 'run-id' }, run.run),
-        h('span', { class: 'run-input', title: run.input }, short(run.input, 60)),
-      );
-      li.addEventListener('click', () => {
-        selectedRun = run.run;
-        selectedMachine = undefined;
-        followLatest = run.run === [...store.runs.keys()].at(-1);
-        schedule();
-      });
-      return li;
-    }),
-  );
-  if (runs.length === 0) ui.runs.replaceChildren(h('li', { class: 'muted empty' }, 'No runs yet.'));
-}
-
-function currentMachine(): ActorInfo | undefined {
+function currentSession(): string | undefined {
   if (!selectedRun) return undefined;
-  const machines = store.runActors(selectedRun);
-  return machines.find((a) => a.sessionId === selectedMachine) ?? machines[0];
+  const actors = store.runActors(selectedRun);
+  return (actors.find((a) => a.runId === selectedMachine) ?? actors[0])?.sessionId;
 }
 
-async function renderChart(): Promise<void> {
-  const machines = selectedRun ? store.runActors(selectedRun) : [];
-  const current = currentMachine();
-  // The run-actor picker
-  const options = machines.map((a) => `${a.sessionId}|${a.runId ?? a.actorId}`).join(',');
+function renderRun(now: number, run: ReturnType<typeof store.runs.get>, detail: RunDetail | undefined): void {
+  if (!selectedRun || (!run && !detail)) {
+    void chart.show(undefined, 'Start a run to see its statechart.');
+    return;
+  }
+  const events = run ? run.events.map((e) => e.event) : detail!.eventLog;
+  const root = run?.transcript.root;
+  const entries = detail?.log?.entries ?? [];
+  const facts: RunFacts = run
+    ? { runId: run.run, agent: run.agent, status: run.status, source: 'live', startedAt: run.startedAt, endedAt: run.endedAt, output: run.output, error: run.error, where: run.error ? failurePlace(events) : undefined }
+    : { runId: detail!.runId, agent: detail!.agent, status: detail!.status, source: detail!.source, startedAt: detail!.startedAt ?? Date.now(), endedAt: detail!.endedAt, output: detail!.output, error: detail!.error, where: detail!.error ? `${detail!.agent}, turn ${detail!.turns ?? '?'} (from the stored head)` : undefined };
+  renderRunHead(ui.runHead, facts, now, { cancel: () => cancelRun(facts.runId), resume: () => resumeRun(facts.runId) });
+
+  const usage = summarizeUsage(events);
+  const usageKey = `${selectedRun}:${events.length}:${facts.status}:${detail ? 1 : 0}`;
+  if (drawn.usage !== usageKey) {
+    drawn.usage = usageKey;
+    const elapsed = (facts.endedAt ?? now) - facts.startedAt;
+    if (events.length > 0) renderUsage(ui.usage, usage, detail?.budget, elapsed, detail?.usage);
+    else if (detail?.usage) ui.usage.replaceChildren(h('div', { class: 'usage-total', id: 'usage-total' }, h('strong', {}, `${detail.usage.totalTokens} tokens`), ` (${detail.usage.inputTokens} in, ${detail.usage.outputTokens} out) in ${detail.usage.requests} model requests (stored head)`));
+    else ui.usage.replaceChildren();
+  }
+
+  // Replay over the stored log.
+  const total = entries.length;
+  const step = Math.min(replaySteps.get(selectedRun) ?? total, total);
+  const replaying = total > 0 && step < total;
+  const replay = total > 0 ? replayAt(entries, step, detail!.log!.head.status) : undefined;
+  ui.replayPanel.hidden = total === 0;
+  if (total > 0) {
+    ui.replayStep.max = String(total);
+    if (document.activeElement !== ui.replayStep) ui.replayStep.value = String(step);
+    const last = replay!.items.at(-1);
+    ui.replayLabel.textContent = `step ${step} of ${total}${last ? ` · ${last.kind === 'other' ? last.entryKind : last.kind}` : ''} · ${replay!.active.at(-1)?.replace(/^run\./, '')}${detail!.log!.unknownEntries ? ` · ${detail!.log!.unknownEntries} entries of kinds this page does not know` : ''}`;
+    const replayKey = `${selectedRun}:${step}:${total}`;
+    if (drawn.replay !== replayKey) {
+      drawn.replay = replayKey;
+      ui.replay.replaceChildren(renderReplayItems(replay!.items));
+      ui.replay.dataset.step = String(step);
+    }
+  }
+
+  // Transcript: live events, else the stored log.
+  const graph = graphFor(facts.source === 'live' && run ? run.agent : facts.agent);
+  const system = (agent: string): string | undefined => graph?.agents.find((a) => a.name === agent)?.instructions;
+  const transcriptKey = `${selectedRun}:${events.length}:${facts.status}:${total}:${graph ? 1 : 0}`;
+  if (drawn.transcript !== transcriptKey) {
+    drawn.transcript = transcriptKey;
+    const stick = ui.transcript.scrollTop + ui.transcript.clientHeight >= ui.transcript.scrollHeight - 8;
+    if (root) ui.transcript.replaceChildren(renderTranscript(root, system, (call) => ({ approvals: approvalsOf(call.runId, call.callId) })));
+    else if (total > 0) ui.transcript.replaceChildren(h('p', { class: 'muted note' }, 'From the stored log (this server did not run it since it started).'), renderReplayItems(replayAt(entries, total, detail!.log!.head.status).items));
+    else ui.transcript.replaceChildren(h('p', { class: 'muted' }, 'Nothing in this run yet.'));
+    if (stick) ui.transcript.scrollTop = ui.transcript.scrollHeight;
+  }
+
+  // Agents: the topology with the active agent highlighted.
+  const activeAgents = new Set<string>();
+  if (replaying && replay?.agent) activeAgents.add(replay.agent);
+  else if (run) {
+    for (const r of run.transcript.runs.values()) if (r.status === 'running') activeAgents.add(currentAgent(r.items, r.agent));
+    if (activeAgents.size === 0 && root) activeAgents.add(currentAgent(root.items, root.agent));
+  } else if (replay?.agent) activeAgents.add(replay.agent);
+  ui.activeAgent.textContent = activeAgents.size ? `active: ${[...activeAgents].join(', ')}` : '';
+  const topoKey = `${graph ? JSON.stringify(graph.edges.length) : 'none'}:${[...activeAgents].join('|')}:${selectedRun}`;
+  if (drawn.topology !== topoKey) {
+    drawn.topology = topoKey;
+    ui.topology.replaceChildren(graph ? renderTopology(graph, activeAgents) : h('p', { class: 'muted' }, 'No agent graph for this run (its agent is not registered here).'));
+  }
+
+  void chart.show(chartView(run, events, replay, replaying), 'No statechart for this run.');
+}
+
+function currentAgent(items: ReadonlyArray<{ kind: string; agent?: string; to?: string }>, fallback: string): string {
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i]!;
+    if (item.kind === 'handoff' && item.to) return item.to;
+    if (item.kind === 'assistant' && item.agent) return item.agent;
+  }
+  return fallback;
+}
+
+function chartView(run: ReturnType<typeof store.runs.get>, events: readonly WireRunEvent[], replay: ReturnType<typeof replayAt> | undefined, replaying: boolean): ChartView | undefined {
+  const definition = store.runDefinition();
+  const runIds = run ? [...run.transcript.runs.keys()] : selectedRun ? [selectedRun] : [];
+  const options = runIds.join(',');
   if (ui.machine.dataset.options !== options) {
     ui.machine.dataset.options = options;
-    ui.machine.replaceChildren(...machines.map((a) => h('option', { value: a.sessionId }, a.runId ?? a.actorId)));
+    ui.machine.replaceChildren(...runIds.map((id) => h('option', { value: id }, id)));
   }
-  if (current) ui.machine.value = current.sessionId;
-  if (!current || !current.definitionId) {
-    chartEl = undefined;
-    shownDefinition = undefined;
-    ui.chartState.textContent = '';
-    const run = selectedRun ? store.runs.get(selectedRun) : undefined;
-    const text = run ? `Inspection was not attached while ${run.run} ran; start a run with the inspector open.` : 'Start a run to see its statechart.';
-    if (ui.chart.textContent !== text) ui.chart.replaceChildren(h('p', { class: 'muted' }, text));
-    return;
+  const target = selectedMachine && runIds.includes(selectedMachine) ? selectedMachine : selectedRun!;
+  ui.machine.value = target;
+  if (replaying && replay && definition) return { definition, active: replay.active, transitions: [], finished: false, source: 'replay', label: `replay step ${replay.step}: ${replay.active.at(-1)?.replace(/^run\./, '')}`, runId: target };
+  const actor = selectedRun ? store.runActors(selectedRun).find((a) => a.runId === target) : undefined;
+  if (actor?.definitionId && store.definitions.has(actor.definitionId)) {
+    const leaf = actor.active.at(-1) ?? '';
+    return { definition: store.definitions.get(actor.definitionId)!, active: actor.active, transitions: actor.lastTransitions, finished: actor.status !== 'active', source: 'inspected', label: `${target}: ${leaf.replace(/^run\./, '')} (${actor.status})`, runId: target };
   }
-  const definition = store.definitions.get(current.definitionId);
-  if (!definition) return;
-  if (shownDefinition !== definition.definitionId) {
-    shownDefinition = definition.definitionId;
-    ui.chart.replaceChildren(h('p', { class: 'muted' }, 'Laying out the statechart…'));
-    try {
-      chartEl = await chartFor(definition);
-    } catch (error) {
-      ui.chart.replaceChildren(h('p', { class: 'muted' }, `Layout failed: ${(error as Error).message}`));
-      return;
-    }
-    if (shownDefinition !== definition.definitionId) return;
-    ui.chart.replaceChildren(chartEl);
-  }
-  if (!chartEl) return;
-  const finished = current.status !== 'active';
-  highlight(chartEl, current.active, current.lastTransitions, finished);
-  chartEl.classList.toggle('fit', fit);
-  const leafId = current.active.at(-1) ?? '';
-  if (!fit && leafId !== lastLeaf) chartEl.querySelector(`[data-state-id="${CSS.escape(leafId)}"]`)?.scrollIntoView({ block: 'center', inline: 'center' });
-  lastLeaf = leafId;
-  ui.chart.dataset.active = current.active.join(' ');
-  ui.chart.dataset.runId = current.runId ?? '';
-  const leaf = current.active.at(-1) ?? '';
-  ui.chartState.textContent = `${current.runId ?? current.actorId}: ${leaf.replace(/^run\./, '')} (${current.status})`;
+  if (!definition) return undefined;
+  const derived = statesFromEvents(events).get(target);
+  if (derived) return { definition, active: derived, transitions: [], finished: /\.(completed|failed|cancelled)$/.test(derived.at(-1)!), source: 'events', label: `${target}: ${derived.at(-1)!.replace(/^run\./, '')} (from events)`, runId: target };
+  if (replay) return { definition, active: replay.active, transitions: [], finished: true, source: 'replay', label: `${target}: ${replay.active.at(-1)?.replace(/^run\./, '')} (from the stored log)`, runId: target };
+  return undefined;
 }
 
-const deciding = new Set<string>();
+function approvalsOf(runId: string, callId: string): unknown[] {
+  return [...store.approvalLog.values()].flat().filter((a) => a.runId === runId && a.callId === callId).map(({ state, decidedBy, reason, since, deadline, ts, approvalId, args }) => ({ approvalId, state, decidedBy, reason, args, since, deadline, at: ts }));
+}
 
-function renderApprovals(now: number): void {
-  const pending = [...store.approvals.values()];
-  if (pending.length === 0) {
-    if (!ui.approvals.querySelector('.empty')) ui.approvals.replaceChildren(h('li', { class: 'muted empty' }, 'None.'));
-    return;
-  }
-  const existing = new Map([...ui.approvals.querySelectorAll<HTMLLIElement>('li[data-key]')].map((li) => [li.dataset.key!, li]));
-  const items = pending.map((approval) => {
-    const key = approval.approvalId;
-    let li = existing.get(key);
-    if (!li) {
-      const approve = h('button', { class: 'approve', type: 'button' }, 'Approve');
-      const deny = h('button', { class: 'deny', type: 'button' }, 'Deny');
-      const decide = async (decision: 'approve' | 'deny'): Promise<void> => {
-        deciding.add(key);
-        approve.disabled = deny.disabled = true;
-        try {
-          await api.decide(approval.run, approval.approvalId, decision);
-          notice(`${decision === 'approve' ? 'Approved' : 'Denied'} ${approval.tool} (${approval.callId} in ${approval.runId}).`);
-        } catch (error) {
-          notice(error instanceof ApiError ? error.message : String(error), 'error');
-          approve.disabled = deny.disabled = false;
-        } finally {
-          deciding.delete(key);
-        }
-      };
-      approve.addEventListener('click', () => void decide('approve'));
-      deny.addEventListener('click', () => void decide('deny'));
-      li = h(
-        'li',
-        { class: 'approval', 'data-key': key, 'data-approval-id': approval.approvalId, 'data-call-id': approval.callId, 'data-run-id': approval.runId },
-        h('div', { class: 'approval-title' }, h('strong', {}, approval.tool), ' ', h('code', {}, short(approval.args, 160))),
-        // Which run waits and who asked: two sub-runs may wait on the same call id.
-        h('div', { class: 'approval-path muted' }, `${approval.path.join(' › ')} · ${approval.callId}`),
-        h('div', { class: 'approval-run muted' }, `run ${approval.runId}`),
-        h('div', { class: 'approval-wait muted' }),
-        h('div', { class: 'approval-buttons' }, approve, deny),
-      );
-    }
-    const waited = now - approval.since;
-    const left = approval.deadline !== undefined ? ` · auto-deny in ${ms(Math.max(0, approval.deadline - now))}` : '';
-    li.querySelector('.approval-wait')!.textContent = `waiting ${ms(waited)}${left}`;
-    return li;
+function openLane(lane: Lane): void {
+  const call = selectedRun ? store.runs.get(selectedRun)?.transcript.calls.get(`${lane.runId}|${lane.callId}`) : undefined;
+  showDetails('lane', `${lane.tool} ${lane.callId}`, {
+    runId: lane.runId,
+    callId: lane.callId,
+    tool: lane.tool,
+    agent: lane.agent,
+    path: lane.path,
+    timing: { start: lane.start, end: lane.end, durationMs: lane.start !== undefined && lane.end !== undefined ? lane.end - lane.start : undefined, approvalWaitMs: lane.approvalStart !== undefined && lane.approvalEnd !== undefined ? lane.approvalEnd - lane.approvalStart : undefined, ranAlone: lane.alone },
+    arguments: call?.rawArgs,
+    args: call?.args,
+    status: call?.status,
+    output: call?.output ?? lane.output,
+    result: call?.result,
+    details: call?.details,
+    progress: call?.progress,
+    failedAttempts: call?.failures,
+    approvals: approvalsOf(lane.runId, lane.callId),
   });
-  ui.approvals.replaceChildren(...items);
 }
 
-function renderEvents(): void {
-  const run = selectedRun ? store.runs.get(selectedRun) : undefined;
+function cancelRun(runId: string): void {
+  api.cancel(runId).then(() => notice(`Cancelling ${runId}.`), (error: unknown) => notice(error instanceof ApiError ? error.message : String(error), 'error'));
+}
+
+function resumeRun(runId: string): void {
+  api.resume(runId).then(
+    () => notice(`Resuming ${runId}.`),
+    (error: unknown) => notice(error instanceof ApiError ? (error.status === 404 ? `Resume is not available: ${error.message}` : error.message) : String(error), 'error'),
+  );
+}
+
+function renderEvents(run: ReturnType<typeof store.runs.get>): void {
   if (!run) {
     ui.events.replaceChildren();
+    drawn.events = '';
     return;
   }
-  const events = run.events.filter((e) => e.event.type !== 'text_delta' && e.event.type !== 'reasoning_delta').slice(-150);
+  const all = run.events.filter((e) => e.event.type !== 'text_delta' && e.event.type !== 'reasoning_delta');
+  const events = all.slice(-200);
   const t0 = run.events[0]?.ts ?? 0;
-  const key = `${run.run}:${events.length}:${events.at(-1)?.ts ?? 0}`;
-  if (ui.events.dataset.key === key) return;
-  ui.events.dataset.key = key;
+  const key = `${run.run}:${all.length}`;
+  if (drawn.events === key) return;
+  drawn.events = key;
   ui.events.replaceChildren(
     ...events.map(({ ts, event }) => {
       const call = (event.call as { id?: string } | undefined)?.id;
-      return h(
+      const li = h(
         'li',
-        { class: `ev ${event.type}`, 'data-type': event.type },
+        { class: `ev ${event.type}`, 'data-type': event.type, tabindex: 0, role: 'button' },
         h('span', { class: 'ev-time' }, ms(ts - t0)),
         h('span', { class: 'ev-type' }, event.type),
         h('span', { class: 'ev-path muted' }, event.path.join(' › ')),
         call ? h('span', { class: 'ev-call' }, call) : undefined,
       );
+      const open = (): void => showDetails('event', `${event.type}${call ? ` ${call}` : ''} at ${ms(ts - t0)}`, event);
+      li.addEventListener('click', open);
+      li.addEventListener('keydown', (e) => e.key === 'Enter' && open());
+      return li;
     }),
   );
   ui.events.scrollTop = ui.events.scrollHeight;
@@ -251,17 +372,57 @@ function renderEvents(): void {
 
 // ── wiring ──────────────────────────────────────────────────────────────
 
-ui.zoom.addEventListener('click', () => {
-  fit = !fit;
-  lastLeaf = '';
-  ui.zoom.textContent = fit ? '1:1' : 'fit';
-  schedule();
-});
-
+listKeys(ui.runs, (id) => select(id));
+ui.runStatus.addEventListener('change', refreshRows);
+ui.runSearch.addEventListener('input', refreshRows);
 ui.machine.addEventListener('change', () => {
   selectedMachine = ui.machine.value;
   schedule();
 });
+ui.replayStep.addEventListener('input', () => {
+  if (!selectedRun) return;
+  replaySteps.set(selectedRun, Number(ui.replayStep.value));
+  schedule();
+});
+byId('replay-live').addEventListener('click', () => {
+  if (selectedRun) replaySteps.delete(selectedRun);
+  schedule();
+});
+const zoomTimeline = (factor: number): void => {
+  const current = timelineView.window ?? { u0: 0, u1: timelineView.total };
+  timelineView.window = zoomWindow(current, timelineView.total, factor);
+  schedule();
+};
+const panTimeline = (fraction: number): void => {
+  const current = timelineView.window ?? { u0: 0, u1: timelineView.total };
+  timelineView.window = panWindow(current, timelineView.total, (current.u1 - current.u0) * fraction);
+  schedule();
+};
+byId('tl-in').addEventListener('click', () => zoomTimeline(0.5));
+byId('tl-out').addEventListener('click', () => zoomTimeline(2));
+byId('tl-left').addEventListener('click', () => panTimeline(-0.4));
+byId('tl-right').addEventListener('click', () => panTimeline(0.4));
+byId('tl-reset').addEventListener('click', () => {
+  timelineView.window = undefined;
+  schedule();
+});
+byId<HTMLInputElement>('compress').addEventListener('change', (event) => {
+  timelineView.compress = (event.target as HTMLInputElement).checked;
+  timelineView.window = undefined;
+  schedule();
+});
+// Wheel over the timeline zooms around the pointer; with Shift it pans.
+ui.timeline.addEventListener('wheel', (event) => {
+  const svgEl = ui.timeline.querySelector('svg');
+  if (!svgEl || timelineView.total <= 0) return;
+  event.preventDefault();
+  const current = timelineView.window ?? { u0: 0, u1: timelineView.total };
+  if (event.shiftKey) return panTimeline(Math.sign(event.deltaY || event.deltaX) * 0.2);
+  const box = svgEl.getBoundingClientRect();
+  const centre = Math.min(1, Math.max(0, (event.clientX - box.left - 250) / Math.max(1, box.width - 266)));
+  timelineView.window = zoomWindow(current, timelineView.total, event.deltaY < 0 ? 0.8 : 1.25, centre);
+  schedule();
+}, { passive: false });
 
 ui.form.addEventListener('submit', (event) => {
   event.preventDefault();
@@ -308,7 +469,9 @@ function connect(): void {
 async function loadAgents(): Promise<void> {
   try {
     const { agents } = await api.agents();
+    agentNames = agents;
     ui.agent.replaceChildren(...agents.map((name) => h('option', { value: name }, name)));
+    for (const name of agents) graphFor(name);
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 401)) notice(`Could not list agents: ${(error as Error).message}`, 'error');
   }

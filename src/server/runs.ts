@@ -113,7 +113,7 @@ export class ServerRun {
   private readonly log: EventLog;
   private eventCount = 0;
   private readonly budget: Budget | undefined;
-  /** Summed model usage of the tree while the run goes (the terminal event's usage replaces it). */
+  /** The tree's usage so far while the run goes (the terminal event's usage replaces it). */
   private readonly liveUsage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, requests: 0 };
 
   constructor(params: RunStartParams) {
@@ -248,13 +248,8 @@ export class ServerRun {
     this.log.add(index, wire);
     for (const subscriber of this.subscribers) safely(() => subscriber.event(wire, index));
     this.feed.publish({ kind: 'run_event', run: this.id, event: feedRunEvent(wire) });
-    if (event.type === 'message_completed') {
-      const { inputTokens, outputTokens, totalTokens } = event.usage;
-      this.liveUsage.inputTokens += inputTokens;
-      this.liveUsage.outputTokens += outputTokens;
-      this.liveUsage.totalTokens += totalTokens;
-      this.liveUsage.requests += 1;
-    }
+    // The root's reply carries its running total, sub-runs' spend included.
+    if (event.type === 'message_completed' && event.runId === this.id) Object.assign(this.liveUsage, event.usage);
     if (event.runId !== this.id) return;
     if (event.type === 'run_completed') {
       this.usage = event.usage;

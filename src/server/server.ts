@@ -241,7 +241,8 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         return sendJson(res, 200, { ...run.summary(), source: 'live', droppedEvents: dropped.count, droppedEventBytes: dropped.bytes, eventBytes: run.eventBytes, eventLog: run.events, ...(stored ? { log: stored } : {}) });
       }
       if (!stored) throw new HttpError(404, 'run_not_found', `No run '${id}'.`);
-      return sendJson(res, 200, storedRunDetail(id, stored));
+      const listed = (await Promise.resolve(options.checkpointStore?.list?.()).catch(() => undefined))?.find((summary) => summary.runId === id);
+      return sendJson(res, 200, storedRunDetail(id, stored, listed));
     }
     const graphMatch = AGENT_GRAPH.exec(pathname);
     if (graphMatch && method === 'GET') {
@@ -344,14 +345,17 @@ function safeDecode(text: string): string {
 }
 
 /** A run only the checkpoint store knows (e.g. from before a restart), shaped like a live run's detail. */
-function storedRunDetail(runId: string, stored: NonNullable<Awaited<ReturnType<typeof storedRunView>>>): Record<string, unknown> {
+function storedRunDetail(runId: string, stored: NonNullable<Awaited<ReturnType<typeof storedRunView>>>, listed: { createdAt: number; updatedAt: number } | undefined): Record<string, unknown> {
   const { head } = stored;
+  const finished = head.status === 'completed' || head.status === 'failed';
   return {
     runId,
     source: 'stored',
     agent: head.agent,
     input: stored.transcript.find((m) => m.role === 'user')?.content,
     status: storedStatus(head),
+    startedAt: listed?.createdAt,
+    endedAt: finished ? listed?.updatedAt : undefined,
     output: head.output,
     error: head.error ? { name: head.error.name, code: undefined, message: head.error.message } : undefined,
     usage: head.usage,

@@ -84,13 +84,17 @@ describe('transcript view model', () => {
   it('usage per turn, run and agent, and budget left', async () => {
     const events = await demoEvents(true);
     const usage = summarizeUsage(events);
+    // The root's final total counts the whole tree (sub-runs report their spend up).
+    const final = events.find((e) => e.type === 'run_completed' && e.runId === 'run_t')!.usage as Record<string, number>;
+    expect(usage.total).toEqual({ inputTokens: final.inputTokens, outputTokens: final.outputTokens, totalTokens: final.totalTokens, requests: 6 });
+    // Each reply's own usage: its run's running total grew by it (plus what sub-runs spent meanwhile).
     const replies = events.filter((e) => e.type === 'message_completed');
-    const sum = (key: 'inputTokens' | 'outputTokens' | 'totalTokens') => replies.reduce((n, e) => n + (e.usage as Record<string, number>)[key]!, 0);
-    expect(usage.total).toEqual({ inputTokens: sum('inputTokens'), outputTokens: sum('outputTokens'), totalTokens: sum('totalTokens'), requests: 6 });
+    expect(usage.turns.map((t) => t.totalTokens)).toEqual(ownTotals(replies));
     expect(usage.turns.map((t) => `${t.runId}:${t.turn}:${t.agent}`)).toEqual(['run_t:1:Triage', 'run_t:2:Travel specialist', 'run_t/2.0:1:Research', 'run_t/2.0:2:Research', 'run_t:3:Travel specialist', 'run_t:4:Travel specialist']);
     expect([...usage.byAgent.keys()]).toEqual(['Triage', 'Travel specialist', 'Research']);
     expect(usage.byRun.get('run_t/2.0')!.requests).toBe(2);
     expect(usage.toolCalls).toBe(6);
+    expect(usage.byRun.get('run_t')!.totalTokens + usage.byRun.get('run_t/2.0')!.totalTokens).toBe(final.totalTokens);
     expect(budgetLeft({ maxTotalTokens: 1_000_000, maxToolCalls: 4 }, usage.total, usage.toolCalls, 10)).toEqual([
       { field: 'maxTotalTokens', limit: 1_000_000, used: usage.total.totalTokens, left: 1_000_000 - usage.total.totalTokens },
       { field: 'maxToolCalls', limit: 4, used: 6, left: 0 },
@@ -106,3 +110,19 @@ describe('transcript view model', () => {
     expect(waiting.get('run_t')).toEqual(['run', 'run.turn', 'run.turn.executing', 'run.turn.executing.approvalWait']);
   });
 });
+
+/** Own tokens per reply, computed the long way: root replies minus the sub-run's tokens folded in between. */
+function ownTotals(replies: WireRunEvent[]): number[] {
+  const totals: number[] = [];
+  const last = new Map<string, number>();
+  let subSinceRoot = 0;
+  for (const reply of replies) {
+    const cumulative = (reply.usage as { totalTokens: number }).totalTokens;
+    const own = cumulative - (last.get(reply.runId) ?? 0) - (reply.runId === 'run_t' ? subSinceRoot : 0);
+    if (reply.runId === 'run_t') subSinceRoot = 0;
+    else subSinceRoot += own;
+    last.set(reply.runId, cumulative);
+    totals.push(own);
+  }
+  return totals;
+}
