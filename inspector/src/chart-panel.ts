@@ -81,9 +81,9 @@ export class ChartPanel {
     highlight(chart, view.active, view.transitions, view.finished);
     this.apply();
     const leaf = view.active.at(-1) ?? '';
+    this.container.dataset.active = view.active.join(' ');
     if (!this.fit && leaf !== this.lastLeaf) this.scrollToActive();
     this.lastLeaf = leaf;
-    this.container.dataset.active = view.active.join(' ');
     this.container.dataset.runId = view.runId;
     this.container.dataset.source = view.source;
     state.textContent = view.label;

@@ -35,7 +35,9 @@ export function renderTopology(graph: AgentGraph, active: ReadonlySet<string>): 
   const widthOf = (node: AgentNode): number => Math.max(NODE_W, node.name.length * 7.6 + 24, ...node.tools.map((t) => t.length * CHAR_W + 30));
   const rowHeights = rows.map((row) => Math.max(...(row ?? []).map((n) => heightOf(nodes.get(n)!))));
   const rowWidths = rows.map((row) => (row ?? []).reduce((w, n) => w + widthOf(nodes.get(n)!) + GAP_X, -GAP_X));
-  const width = Math.max(...rowWidths) + 40;
+  // Room on the right for edge labels and edges that loop back up.
+  const longestLabel = Math.max(0, ...graph.edges.map((e) => e.tool.length + 9));
+  const width = Math.max(Math.max(...rowWidths) + 40, 2 * (longestLabel * CHAR_W + 24));
   const pos = new Map<string, { x: number; y: number; w: number; h: number }>();
   let y = 16;
   rows.forEach((row, d) => {
