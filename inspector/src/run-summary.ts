@@ -58,7 +58,7 @@ export function renderRunHead(container: HTMLElement, facts: RunFacts, now: numb
     h(
       'div',
       { class: 'run-title' },
-      h('span', { class: `status ${facts.status}`, id: 'run-status' }, facts.status),
+      h('span', { class: `status ${facts.status}`, id: 'run-state' }, facts.status),
       h('strong', {}, facts.agent),
       h('code', { class: 'run-id' }, facts.runId),
       h('span', { class: 'muted' }, `${facts.source === 'stored' ? 'stored · ' : ''}started ${new Date(facts.startedAt).toLocaleTimeString()} · ${ms(Math.max(0, duration))}`),

@@ -8,6 +8,7 @@ import type { CheckpointStore } from '../store/checkpoint-store.js';
 import { HttpError, SseStream, allowedHostSet, answerClientError, checkBearer, hostAllowed, parseJsonObject, readBody, sendError, sendJson, timeoutSettings } from './http.js';
 import { findApproval } from './find-approval.js';
 import { agentGraph } from '../inspect/topology.js';
+import { getRunMachine } from '../runtime/run-machine.js';
 import { listRuns, parseRunQuery, storedRunView, storedStatus } from './run-index.js';
 import { RunRegistry, ServerRun } from './runs.js';
 import { findInspectorDir, serveStatic } from './static.js';
@@ -122,6 +123,8 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
   const allowedHosts = allowedHostSet(host, options.allowedHosts);
   const timeouts = timeoutSettings(options.requestTimeoutMs, options.headersTimeoutMs);
   const feed = new InspectionFeed({ mode: options.inspect ?? 'on-demand' });
+  // The run chart's definition, so the page can draw stored runs and runs nobody inspected.
+  feed.definitionFor(getRunMachine());
   const registry = new RunRegistry(options.maxRuns ?? 200);
   const streams = new Set<SseStream>();
   /** First user message of stored runs (it never changes), so listing does not reload every log. */
