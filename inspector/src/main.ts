@@ -79,8 +79,23 @@ const graphs = new Map<string, AgentGraph | 'loading'>();
 /** Replay step per run (absent = the end of the log). */
 const replaySteps = new Map<string, number>();
 let frame = 0;
+/** Transcript items drawn per run level (the newest); "show earlier" raises it. */
+let transcriptLimit = 120;
+/** Whether the transcript was scrolled to its end before this batch (then it follows new items). */
+let stickTranscript = true;
 let animate: ReturnType<typeof setTimeout> | undefined;
-const drawn = { transcript: '', events: '', topology: '', usage: '', replay: '' };
+const drawn = { transcript: '', events: '', topology: '', usage: '', replay: '', list: '', tree: '', timeline: '', timelineLive: false };
+/** Tokens per run for the list, recomputed only when the run's events grew. */
+const tokenCache = new Map<string, { events: number; tokens: number | undefined }>();
+function tokensOf(id: string): number | undefined {
+  const info = store.runs.get(id);
+  if (!info || info.events.length === 0) return undefined;
+  const cached = tokenCache.get(id);
+  if (cached && cached.events === info.events.length) return cached.tokens;
+  const tokens = summarizeUsage(info.events.map((e) => e.event)).total.totalTokens;
+  tokenCache.set(id, { events: info.events.length, tokens });
+  return tokens;
+}
 
 function notice(text: string, kind: 'info' | 'error' = 'info'): void {
   ui.notice.textContent = text;
@@ -171,25 +186,60 @@ function graphFor(agent: string): AgentGraph | undefined {
 }
 
 function render(): void {
+  // One measure per update batch (devtools' timeline and bench/inspector-page.ts read it).
+  const started = performance.now();
+  try {
+    draw();
+  } finally {
+    performance.measure('troupe.render', { start: started, end: performance.now() });
+    if (++measures % 1_000 === 0) performance.clearMeasures('troupe.render');
+  }
+}
+let measures = 0;
+
+function draw(): void {
   const now = performance.timeOrigin + performance.now();
+  // Layout reads first, before this batch changes the DOM (reading after would force a layout).
+  const viewport = { top: ui.timeline.scrollTop, height: ui.timeline.clientHeight || window.innerHeight, width: ui.timeline.clientWidth };
+  stickTranscript = ui.transcript.scrollTop + ui.transcript.clientHeight >= ui.transcript.scrollHeight - 8;
   const run = selectedRun ? store.runs.get(selectedRun) : undefined;
   const detail = loadedDetail(selectedRun);
-  const tokensOf = (id: string): number | undefined => {
-    const info = store.runs.get(id);
-    return info && info.events.length ? summarizeUsage(info.events.map((e) => e.event)).total.totalTokens : undefined;
-  };
-  renderRunList(ui.runs, mergeRuns(rows, store.runs.values(), ui.runStatus.value, ui.runSearch.value.trim(), tokensOf, now), selectedRun, (id) => select(id));
-  renderTree(ui.tree, store, selectedRun, currentSession(), (sessionId) => {
-    selectedMachine = store.actors.get(sessionId)?.runId;
-    schedule();
-  });
+  const listed = mergeRuns(rows, store.runs.values(), ui.runStatus.value, ui.runSearch.value.trim(), tokensOf, now);
+  // Durations of running runs tick once a second; otherwise the list redraws only when a row changes.
+  const listKey = `${selectedRun}|${listed.map((r) => `${r.runId}:${r.status}:${r.tokens}:${r.status === 'running' ? Math.floor((r.durationMs ?? 0) / 1000) : r.durationMs}`).join(',')}`;
+  if (drawn.list !== listKey) {
+    drawn.list = listKey;
+    renderRunList(ui.runs, listed, selectedRun, (id) => select(id));
+  }
+  const runVersion = selectedRun ? (store.runVersions.get(selectedRun) ?? 0) : 0;
+  const treeKey = `${selectedRun}:${runVersion}:${currentSession()}`;
+  if (drawn.tree !== treeKey) {
+    drawn.tree = treeKey;
+    const t0 = performance.now();
+    renderTree(ui.tree, store, selectedRun, currentSession(), (sessionId) => {
+      selectedMachine = store.actors.get(sessionId)?.runId;
+      schedule();
+    });
+    performance.measure('troupe.render.tree', { start: t0, end: performance.now() });
+  }
+  const t1 = performance.now();
   renderRun(now, run, detail);
-  const running = selectedRun && run ? renderTimeline(ui.timeline, store, selectedRun, now, timelineView, openLane) : false;
+  performance.measure('troupe.render.run', { start: t1, end: performance.now() });
+  // The timeline redraws when its run changed, the view changed, or bars are growing (running calls, waiting approvals).
+  const timelineKey = `${selectedRun}:${runVersion}:${timelineView.compress}:${timelineView.window?.u0}:${timelineView.window?.u1}:${viewport.width}:${Math.floor(viewport.top / 200)}:${viewport.height}`;
+  let running = false;
+  if (selectedRun && run && (drawn.timeline !== timelineKey || drawn.timelineLive)) {
+    drawn.timeline = timelineKey;
+    const t0 = performance.now();
+    running = renderTimeline(ui.timeline, store, selectedRun, now, timelineView, openLane, viewport);
+    performance.measure('troupe.render.timeline', { start: t0, end: performance.now() });
+    drawn.timelineLive = running || [...store.approvals.values()].some((a) => a.run === selectedRun);
+  }
   if (selectedRun && !run) ui.timeline.replaceChildren(h('p', { class: 'muted' }, 'No timing is stored for this run: the timeline covers runs this server ran while it was up.'));
   approvalCards(ui.approvals, store, api, now, notice, (runId) => store.runs.get(runId)?.agent);
   renderEvents(run);
   if (animate) clearTimeout(animate);
-  animate = running || store.approvals.size > 0 || run?.status === 'running' ? setTimeout(schedule, 250) : undefined;
+  animate = running || drawn.timelineLive || store.approvals.size > 0 || run?.status === 'running' ? setTimeout(schedule, 250) : undefined;
 }
 
 function currentSession(): string | undefined {
@@ -246,11 +296,12 @@ function renderRun(now: number, run: ReturnType<typeof store.runs.get>, detail: 
   const transcriptKey = `${selectedRun}:${events.length}:${facts.status}:${total}:${graph ? 1 : 0}`;
   if (drawn.transcript !== transcriptKey) {
     drawn.transcript = transcriptKey;
-    const stick = ui.transcript.scrollTop + ui.transcript.clientHeight >= ui.transcript.scrollHeight - 8;
-    if (root) ui.transcript.replaceChildren(renderTranscript(root, system, (call) => ({ approvals: approvalsOf(call.runId, call.callId) })));
+    const t0 = performance.now();
+    if (root) ui.transcript.replaceChildren(renderTranscript(root, system, (call) => ({ approvals: approvalsOf(call.runId, call.callId) }), transcriptLimit));
     else if (total > 0) ui.transcript.replaceChildren(h('p', { class: 'muted note' }, 'From the stored log (this server did not run it since it started).'), renderReplayItems(replayAt(entries, total, detail!.log!.head.status).items));
     else ui.transcript.replaceChildren(h('p', { class: 'muted' }, 'Nothing in this run yet.'));
-    if (stick) ui.transcript.scrollTop = ui.transcript.scrollHeight;
+    if (stickTranscript) ui.transcript.scrollTop = ui.transcript.scrollHeight;
+    performance.measure('troupe.render.transcript', { start: t0, end: performance.now() });
   }
 
   // Agents: the topology with the active agent highlighted.
@@ -373,6 +424,11 @@ function renderEvents(run: ReturnType<typeof store.runs.get>): void {
 // ── wiring ──────────────────────────────────────────────────────────────
 
 listKeys(ui.runs, (id) => select(id));
+ui.transcript.addEventListener('transcript-more', () => {
+  transcriptLimit = Infinity;
+  drawn.transcript = '';
+  schedule();
+});
 ui.runStatus.addEventListener('change', refreshRows);
 ui.runSearch.addEventListener('input', refreshRows);
 ui.machine.addEventListener('change', () => {
@@ -478,5 +534,6 @@ async function loadAgents(): Promise<void> {
 }
 
 window.addEventListener('resize', schedule);
+ui.timeline.addEventListener('scroll', schedule, { passive: true });
 connect();
 void loadAgents();

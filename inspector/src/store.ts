@@ -104,6 +104,8 @@ export class Store {
   lastSeq = 0;
   /** Bumped on every applied record: views compare it to skip redrawing. */
   version = 0;
+  /** Bumped per root run on each of its records (a view of one run redraws only when its own number moved). */
+  readonly runVersions = new Map<string, number>();
   synced = false;
   private laneOrder = 0;
   /** Run machine session id → run id, for bands. */
@@ -115,6 +117,7 @@ export class Store {
     if (record.kind !== 'sync' && record.seq <= this.lastSeq) return; // replay overlap after a reconnect
     if (record.kind !== 'sync') this.lastSeq = record.seq;
     this.version++;
+    if ('run' in record) this.runVersions.set(record.run, (this.runVersions.get(record.run) ?? 0) + 1);
     switch (record.kind) {
       case 'sync':
         this.synced = true;

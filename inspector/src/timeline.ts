@@ -26,7 +26,7 @@ export interface TimelineView {
  * zig-zag with their real length) unless `view.compress` is off; `view.window` zooms.
  * Returns whether something is still running (the caller keeps animating).
  */
-export function renderTimeline(container: HTMLElement, store: Store, run: string | undefined, now: number, view: TimelineView, onLane: (lane: Lane) => void): boolean {
+export function renderTimeline(container: HTMLElement, store: Store, run: string | undefined, now: number, view: TimelineView, onLane: (lane: Lane) => void, viewport: { top: number; height: number; width: number } = { top: 0, height: Infinity, width: container.clientWidth }): boolean {
   const lanes = [...store.lanes.values()].filter((lane) => lane.run === run).sort((a, b) => a.order - b.order);
   if (!run || lanes.length === 0) {
     if (!container.querySelector('p.muted')) container.replaceChildren(Object.assign(document.createElement('p'), { className: 'muted', textContent: 'No tool calls yet.' }));
@@ -52,7 +52,7 @@ export function renderTimeline(container: HTMLElement, store: Store, run: string
   const total = segments.at(-1)!.u1;
   view.total = total;
   const win = view.window && view.window.u1 <= total + 1e-6 ? view.window : { u0: 0, u1: total };
-  const width = Math.max(640, container.clientWidth - 4);
+  const width = Math.max(640, viewport.width - 4);
   const plotW = width - LABEL_W - RIGHT_PAD;
   const xu = (u: number): number => LABEL_W + ((u - win.u0) / Math.max(1e-9, win.u1 - win.u0)) * plotW;
   const x = (t: number): number => xu(toU(segments, t));
@@ -85,9 +85,12 @@ export function renderTimeline(container: HTMLElement, store: Store, run: string
     g.append(header);
     y += GROUP_H;
     for (const lane of list) {
-      const row = laneRow(lane, list, x, y, now);
-      row.addEventListener('click', () => onLane(lane));
-      g.append(row);
+      // Only rows near the scrolled-to part are drawn: a run of 1,000 calls stays cheap to redraw.
+      if (y + ROW_H >= viewport.top - 400 && y <= viewport.top + viewport.height + 400) {
+        const row = laneRow(lane, list, x, y, now);
+        row.addEventListener('click', () => onLane(lane));
+        g.append(row);
+      }
       y += ROW_H;
     }
     labels.append(g);

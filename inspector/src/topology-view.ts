@@ -36,7 +36,7 @@ export function renderTopology(graph: AgentGraph, active: ReadonlySet<string>): 
   const rowHeights = rows.map((row) => Math.max(...(row ?? []).map((n) => heightOf(nodes.get(n)!))));
   const rowWidths = rows.map((row) => (row ?? []).reduce((w, n) => w + widthOf(nodes.get(n)!) + GAP_X, -GAP_X));
   // Room on the right for edge labels and edges that loop back up.
-  const longestLabel = Math.max(0, ...graph.edges.map((e) => e.tool.length + 9));
+  const longestLabel = Math.max(0, ...graph.edges.map((e) => e.tool.length));
   const width = Math.max(Math.max(...rowWidths) + 40, 2 * (longestLabel * CHAR_W + 24));
   const pos = new Map<string, { x: number; y: number; w: number; h: number }>();
   let y = 16;
@@ -68,9 +68,14 @@ export function renderTopology(graph: AgentGraph, active: ReadonlySet<string>): 
     const d = down ? `M ${x1} ${y1} C ${x1} ${y1 + 24}, ${x2} ${y2 - 24}, ${x2} ${y2}` : `M ${a.x + a.w} ${a.y + a.h / 2} C ${a.x + a.w + 60} ${a.y}, ${b.x + b.w + 60} ${b.y + b.h}, ${b.x + b.w} ${b.y + b.h / 2}`;
     const g = svg('g', { class: `topo-edge ${edge.kind}`, 'data-from': edge.from, 'data-to': edge.to, 'data-kind': edge.kind });
     g.append(svg('path', { d, 'marker-end': 'url(#topo-arrow)' }));
-    const label = svg('text', { x: (x1 + x2) / 2 + 6, y: down ? (y1 + y2) / 2 + 4 : (a.y + b.y) / 2, class: 'topo-edge-label' });
-    label.textContent = `${edge.kind === 'handoff' ? 'handoff' : 'as tool'}: ${edge.tool}`;
-    g.append(label);
+    // Two lines (what kind of edge, then the tool) keep the label narrow.
+    const lx = (x1 + x2) / 2 + 6;
+    const ly = down ? (y1 + y2) / 2 - 2 : (a.y + b.y) / 2;
+    for (const [i, line] of [edge.kind === 'handoff' ? 'handoff' : 'agent as tool', edge.tool].entries()) {
+      const label = svg('text', { x: lx, y: ly + i * 13, class: `topo-edge-label${i === 1 ? ' tool-name' : ''}` });
+      label.textContent = line;
+      g.append(label);
+    }
     root.append(g);
   }
   for (const [name, p] of pos) {

@@ -13,11 +13,21 @@ const SOURCE: Record<string, string> = { input: 'user', steer: 'steered', follow
  * they stream), tool calls with raw arguments, the result the model saw and the raw value,
  * failed attempts and progress, handoffs, injected messages; sub-runs nested and collapsible.
  */
-export function renderTranscript(run: RunTranscript, system: (agent: string) => string | undefined, extras: CallExtras): HTMLElement {
+export function renderTranscript(run: RunTranscript, system: (agent: string) => string | undefined, extras: CallExtras, limit = Infinity): HTMLElement {
   const list = h('ol', { class: 'transcript', 'data-run-id': run.runId });
   const prompt = system(run.agent);
   if (prompt) list.append(item('t-system', `system · ${run.agent}`, h('div', { class: 't-text' }, prompt)));
-  for (const entry of run.items) list.append(renderItem(entry, system, extras));
+  // Long runs draw their newest items; the rest is one click away (keeps each update batch short).
+  const hidden = Math.max(0, run.items.length - limit);
+  if (hidden > 0) {
+    const more = h('button', { type: 'button', class: 't-more' }, `show ${hidden} earlier items`);
+    more.addEventListener('click', (event) => {
+      event.stopPropagation();
+      list.dispatchEvent(new CustomEvent('transcript-more', { bubbles: true }));
+    });
+    list.append(h('li', { class: 't-item t-hidden' }, more));
+  }
+  for (const entry of run.items.slice(hidden)) list.append(renderItem(entry, system, extras, limit));
   return list;
 }
 
@@ -25,7 +35,7 @@ function item(cls: string, label: string, ...body: Array<Node | string | undefin
   return h('li', { class: `t-item ${cls}` }, h('div', { class: 't-label' }, label), ...body);
 }
 
-function renderItem(entry: TranscriptItem, system: (agent: string) => string | undefined, extras: CallExtras): HTMLLIElement {
+function renderItem(entry: TranscriptItem, system: (agent: string) => string | undefined, extras: CallExtras, limit: number): HTMLLIElement {
   switch (entry.kind) {
     case 'user': {
       const li = item(`t-user${entry.source !== 'input' ? ' t-injected' : ''}`, SOURCE[entry.source] ?? entry.source, h('div', { class: 't-text' }, entry.text));
@@ -46,7 +56,7 @@ function renderItem(entry: TranscriptItem, system: (agent: string) => string | u
       return li;
     }
     case 'tool':
-      return renderCall(entry, system, extras);
+      return renderCall(entry, system, extras, limit);
     case 'handoff':
       return item('t-handoff', 'handoff', h('div', { class: 't-text' }, `⇄ ${entry.from} → ${entry.to}`));
     case 'human':
@@ -64,7 +74,7 @@ function renderItem(entry: TranscriptItem, system: (agent: string) => string | u
   }
 }
 
-function renderCall(call: ToolCallItem, system: (agent: string) => string | undefined, extras: CallExtras): HTMLLIElement {
+function renderCall(call: ToolCallItem, system: (agent: string) => string | undefined, extras: CallExtras, limit: number): HTMLLIElement {
   const li = h(
     'li',
     { class: `t-item t-tool ${call.status}`, 'data-call-id': call.callId, 'data-run-id': call.runId, 'data-status': call.status },
@@ -78,7 +88,7 @@ function renderCall(call: ToolCallItem, system: (agent: string) => string | unde
   if (call.output !== undefined) li.append(h('div', { class: 't-field' }, h('span', { class: 't-key' }, 'model saw'), h('pre', { class: 't-output' }, call.output)));
   if (call.result !== undefined && call.result !== null) li.append(h('div', { class: 't-field' }, h('span', { class: 't-key' }, 'raw result'), h('pre', { class: 't-result' }, pretty(call.result))));
   if (call.subRun) {
-    const nested = renderTranscript(call.subRun, system, extras);
+    const nested = renderTranscript(call.subRun, system, extras, limit);
     li.append(details('t-subrun', `sub-run ${call.subRun.runId} · ${call.subRun.agent} · ${call.subRun.status}`, nested, true));
   }
   clickable(li, 'call', `${call.tool} ${call.callId}`, () => ({ ...call, subRun: call.subRun ? { runId: call.subRun.runId, agent: call.subRun.agent, status: call.subRun.status } : undefined, ...extras(call) }));

@@ -3,6 +3,7 @@ import { clickable, showDetails } from './details.js';
 import { h } from './dom.js';
 import { callIdOf, type ActorInfo, type Store } from './store.js';
 
+const MAX_CHILDREN = 60;
 const ICON: Record<string, string> = { run: '▣', machine: '▣', executor: '⚙', toolCall: 'ƒ', promise: '◦', other: '·' };
 
 /**
@@ -75,9 +76,12 @@ function node(actor: ActorInfo, store: Store, selected: string | undefined, onSe
     if (actor.logic === 'run') onSelect(actor.sessionId);
     showDetails('actor', `actor ${actor.actorId} (${actor.logic})`, { sessionId: actor.sessionId, actorId: actor.actorId, logic: actor.logic, src: actor.src, runId: actor.runId, status: actor.status, active: actor.active, context: actor.context, createdTs: actor.createdTs, endedTs: actor.endedTs });
   });
-  const children = actor.children.map((id) => store.actors.get(id)).filter((a): a is ActorInfo => a !== undefined);
+  const all = actor.children.map((id) => store.actors.get(id)).filter((a): a is ActorInfo => a !== undefined);
+  // A batch of hundreds of calls lists its newest ones; the rest are counted (the timeline has every call).
+  const children = all.length > MAX_CHILDREN ? all.slice(-MAX_CHILDREN) : all;
   if (children.length) {
     const ul = h('ul');
+    if (all.length > children.length) ul.append(h('li', { class: 'muted more' }, `… ${all.length - children.length} earlier actors`));
     for (const child of children) {
       const item = node(child, store, selected, onSelect);
       if (item) ul.append(item);

@@ -117,7 +117,8 @@ export function foldEvent(tree: TranscriptTree, event: WireRunEvent): void {
       item.reasoning = message.reasoning ?? item.reasoning;
       item.streaming = false;
       item.usage = event.usage as WireUsage | undefined;
-      for (const call of message.toolCalls ?? []) callItem(tree, run, event.runId, call.id, call.name, turn, event.agent, call.arguments);
+      // A long list may arrive truncated (its last element then says how many were left out): skip what is not a call.
+      for (const call of message.toolCalls ?? []) if (typeof call?.id === 'string' && typeof call.name === 'string') callItem(tree, run, event.runId, call.id, call.name, turn, event.agent, String(call.arguments ?? ''));
       return;
     }
     case 'approval_required': {
