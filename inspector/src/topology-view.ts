@@ -37,11 +37,13 @@ export function renderTopology(graph: AgentGraph, active: ReadonlySet<string>): 
   const rowWidths = rows.map((row) => (row ?? []).reduce((w, n) => w + widthOf(nodes.get(n)!) + GAP_X, -GAP_X));
   // Room on the right for edge labels and edges that loop back up.
   const longestLabel = Math.max(0, ...graph.edges.map((e) => e.tool.length));
-  const width = Math.max(Math.max(...rowWidths) + 40, 2 * (longestLabel * CHAR_W + 24));
+  const nodesWidth = Math.max(...rowWidths);
+  // Edge labels start at the middle of the node area and may reach past it on the right.
+  const width = 40 + nodesWidth + Math.max(0, longestLabel * CHAR_W + 16 - nodesWidth / 2);
   const pos = new Map<string, { x: number; y: number; w: number; h: number }>();
   let y = 16;
   rows.forEach((row, d) => {
-    let x = (width - rowWidths[d]!) / 2;
+    let x = 20 + (nodesWidth - rowWidths[d]!) / 2;
     for (const name of row ?? []) {
       const node = nodes.get(name)!;
       pos.set(name, { x, y, w: widthOf(node), h: heightOf(node) });
