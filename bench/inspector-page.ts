@@ -40,7 +40,7 @@ async function page(): Promise<void> {
   const tab = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
   await tab.goto(server.inspectorUrl);
   await tab.waitForSelector('#conn[data-state="open"]');
-  await tab.waitForFunction(() => document.querySelectorAll('#runs li.run').length >= 199);
+  await tab.waitForFunction(() => /149 older runs/.test(document.querySelector('#runs li.more')?.textContent ?? ''));
   await tab.evaluate(() => performance.clearMeasures('troupe.render'));
   const run = post(server.url, server.token, 'big');
   const samples: number[] = [];
@@ -60,7 +60,7 @@ async function page(): Promise<void> {
     await tab.waitForTimeout(50);
   }
   await collect();
-  console.log(`runs listed: ${await tab.locator('#runs li.run').count()}, tool calls drawn in the transcript: ${await tab.locator('#transcript .t-tool').count()} of 1000, lanes: ${await tab.locator('#timeline .lane').count()}`);
+  console.log(`runs: ${await tab.locator('#runs li.run').count()} rows drawn (${await tab.locator('#runs li.more').textContent()}), tool calls drawn in the transcript: ${await tab.locator('#transcript .t-tool').count()} of 1000, lanes: ${await tab.locator('#timeline .lane').count()}`);
   console.log(`update batches while the 1,000-call run streamed: ${stats(streaming)} (all: ${streaming.map((v) => v.toFixed(0)).join(', ')})`);
   for (const [name, max] of sections) console.log(`  slowest ${name}: ${(max as number).toFixed(1)} ms`);
   console.log(`update batches on zoom/pan clicks after it: ${stats(samples)}`);

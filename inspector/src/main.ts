@@ -81,6 +81,8 @@ const replaySteps = new Map<string, number>();
 let frame = 0;
 /** Transcript items drawn per run level (the newest); "show earlier" raises it. */
 let transcriptLimit = 120;
+/** Rows of the run list drawn (the newest); "show all" raises it. */
+let runsLimit = 50;
 /** Whether the transcript was scrolled to its end before this batch (then it follows new items). */
 let stickTranscript = true;
 let animate: ReturnType<typeof setTimeout> | undefined;
@@ -206,10 +208,10 @@ function draw(): void {
   const detail = loadedDetail(selectedRun);
   const listed = mergeRuns(rows, store.runs.values(), ui.runStatus.value, ui.runSearch.value.trim(), tokensOf, now);
   // Durations of running runs tick once a second; otherwise the list redraws only when a row changes.
-  const listKey = `${selectedRun}|${listed.map((r) => `${r.runId}:${r.status}:${r.tokens}:${r.status === 'running' ? Math.floor((r.durationMs ?? 0) / 1000) : r.durationMs}`).join(',')}`;
+  const listKey = `${selectedRun}|${runsLimit}|${listed.map((r) => `${r.runId}:${r.status}:${r.tokens}:${r.status === 'running' ? Math.floor((r.durationMs ?? 0) / 1000) : r.durationMs}`).join(',')}`;
   if (drawn.list !== listKey) {
     drawn.list = listKey;
-    renderRunList(ui.runs, listed, selectedRun, (id) => select(id));
+    renderRunList(ui.runs, listed, selectedRun, (id) => select(id), runsLimit);
   }
   const runVersion = selectedRun ? (store.runVersions.get(selectedRun) ?? 0) : 0;
   const treeKey = `${selectedRun}:${runVersion}:${currentSession()}`;
@@ -424,6 +426,10 @@ function renderEvents(run: ReturnType<typeof store.runs.get>): void {
 // ── wiring ──────────────────────────────────────────────────────────────
 
 listKeys(ui.runs, (id) => select(id));
+ui.runs.addEventListener('runs-more', () => {
+  runsLimit = Infinity;
+  schedule();
+});
 ui.transcript.addEventListener('transcript-more', () => {
   transcriptLimit = Infinity;
   drawn.transcript = '';

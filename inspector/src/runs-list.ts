@@ -47,7 +47,9 @@ export function mergeRuns(rows: readonly RunRow[], feed: Iterable<RunInfo>, stat
  * The run list: status, agent, start time, duration, tokens, input. Arrow keys move the
  * selection (Home/End to the ends), Enter or Space selects the focused run.
  */
-export function renderRunList(container: HTMLElement, runs: readonly ListedRun[], selected: string | undefined, onSelect: (runId: string, focus: boolean) => void): void {
+export function renderRunList(container: HTMLElement, all: readonly ListedRun[], selected: string | undefined, onSelect: (runId: string, focus: boolean) => void, limit = Infinity): void {
+  // The newest `limit` rows (and the selected one); search and filter reach the others.
+  const runs = all.length > limit ? all.filter((run, i) => i < limit || run.runId === selected) : all;
   if (runs.length === 0) {
     container.replaceChildren(h('li', { class: 'muted empty' }, 'No runs.'));
     return;
@@ -68,6 +70,11 @@ export function renderRunList(container: HTMLElement, runs: readonly ListedRun[]
   });
   if (!selected || !runs.some((r) => r.runId === selected)) items[0]!.tabIndex = 0;
   container.replaceChildren(...items);
+  if (all.length > runs.length) {
+    const more = h('button', { type: 'button', class: 'runs-more' }, `show all ${all.length} runs`);
+    more.addEventListener('click', () => container.dispatchEvent(new CustomEvent('runs-more')));
+    container.append(h('li', { class: 'muted more' }, `${all.length - runs.length} older runs not shown · `, more));
+  }
   if (focusedId) container.querySelector<HTMLElement>(`li[data-run="${CSS.escape(focusedId)}"]`)?.focus();
 }
 
