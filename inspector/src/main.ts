@@ -299,7 +299,7 @@ function renderRun(now: number, run: ReturnType<typeof store.runs.get>, detail: 
   if (drawn.transcript !== transcriptKey) {
     drawn.transcript = transcriptKey;
     const t0 = performance.now();
-    if (root) ui.transcript.replaceChildren(renderTranscript(root, system, (call) => ({ approvals: approvalsOf(call.runId, call.callId) }), transcriptLimit));
+    if (root) ui.transcript.replaceChildren(renderTranscript(root, system, { call: (call) => ({ approvals: approvalsOf(call.runId, call.callId) }), usage: (runId, turn) => usage.turns.find((t) => t.runId === runId && t.turn === turn) }, transcriptLimit));
     else if (total > 0) ui.transcript.replaceChildren(h('p', { class: 'muted note' }, 'From the stored log (this server did not run it since it started).'), renderReplayItems(replayAt(entries, total, detail!.log!.head.status).items));
     else ui.transcript.replaceChildren(h('p', { class: 'muted' }, 'Nothing in this run yet.'));
     if (stickTranscript) ui.transcript.scrollTop = ui.transcript.scrollHeight;

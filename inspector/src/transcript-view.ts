@@ -3,8 +3,11 @@ import type { RunTranscript, ToolCallItem, TranscriptItem } from '../../src/insp
 import { clickable, pretty } from './details.js';
 import { h } from './dom.js';
 
-/** Extra payload for a call's details (its approval records); supplied by the page. */
-export type CallExtras = (call: ToolCallItem) => Record<string, unknown>;
+/** What the page adds: a call's approval records, and one reply's own tokens (from the usage summary). */
+export interface TranscriptExtras {
+  call(call: ToolCallItem): Record<string, unknown>;
+  usage(runId: string, turn: number): { inputTokens: number; outputTokens: number; totalTokens: number } | undefined;
+}
 
 const SOURCE: Record<string, string> = { input: 'user', steer: 'steered', follow_up: 'follow-up', mailbox: 'mailbox', hook: 'hook', repair: 'repair', system: 'system' };
 
@@ -13,7 +16,7 @@ const SOURCE: Record<string, string> = { input: 'user', steer: 'steered', follow
  * they stream), tool calls with raw arguments, the result the model saw and the raw value,
  * failed attempts and progress, handoffs, injected messages; sub-runs nested and collapsible.
  */
-export function renderTranscript(run: RunTranscript, system: (agent: string) => string | undefined, extras: CallExtras, limit = Infinity): HTMLElement {
+export function renderTranscript(run: RunTranscript, system: (agent: string) => string | undefined, extras: TranscriptExtras, limit = Infinity): HTMLElement {
   const list = h('ol', { class: 'transcript', 'data-run-id': run.runId });
   const prompt = system(run.agent);
   if (prompt) list.append(item('t-system', `system · ${run.agent}`, h('div', { class: 't-text' }, prompt)));
@@ -27,7 +30,7 @@ export function renderTranscript(run: RunTranscript, system: (agent: string) => 
     });
     list.append(h('li', { class: 't-item t-hidden' }, more));
   }
-  for (const entry of run.items.slice(hidden)) list.append(renderItem(entry, system, extras, limit));
+  for (const entry of run.items.slice(hidden)) list.append(renderItem(entry, run.runId, system, extras, limit));
   return list;
 }
 
@@ -35,7 +38,7 @@ function item(cls: string, label: string, ...body: Array<Node | string | undefin
   return h('li', { class: `t-item ${cls}` }, h('div', { class: 't-label' }, label), ...body);
 }
 
-function renderItem(entry: TranscriptItem, system: (agent: string) => string | undefined, extras: CallExtras, limit: number): HTMLLIElement {
+function renderItem(entry: TranscriptItem, runId: string, system: (agent: string) => string | undefined, extras: TranscriptExtras, limit: number): HTMLLIElement {
   switch (entry.kind) {
     case 'user': {
       const li = item(`t-user${entry.source !== 'input' ? ' t-injected' : ''}`, SOURCE[entry.source] ?? entry.source, h('div', { class: 't-text' }, entry.text));
@@ -43,7 +46,8 @@ function renderItem(entry: TranscriptItem, system: (agent: string) => string | u
       return li;
     }
     case 'assistant': {
-      const usage = entry.usage ? h('span', { class: 't-usage' }, `${entry.usage.inputTokens} in · ${entry.usage.outputTokens} out · ${entry.usage.totalTokens} tokens`) : undefined;
+      const own = entry.streaming ? undefined : extras.usage(runId, entry.turn);
+      const usage = own ? h('span', { class: 't-usage' }, `${own.inputTokens} in · ${own.outputTokens} out · ${own.totalTokens} tokens`) : undefined;
       const li = h(
         'li',
         { class: `t-item t-assistant${entry.streaming ? ' streaming' : ''}${entry.discarded ? ' discarded' : ''}`, 'data-agent': entry.agent, 'data-turn': entry.turn },
@@ -52,7 +56,7 @@ function renderItem(entry: TranscriptItem, system: (agent: string) => string | u
         entry.text ? h('div', { class: 't-text' }, entry.text) : undefined,
         entry.discarded ? h('div', { class: 't-note' }, `discarded: ${entry.discarded}`) : undefined,
       );
-      clickable(li, 'message', `${entry.agent}, turn ${entry.turn}`, () => entry);
+      clickable(li, 'message', `${entry.agent}, turn ${entry.turn}`, () => ({ ...entry, usage: extras.usage(runId, entry.turn) }));
       return li;
     }
     case 'tool':
@@ -74,7 +78,7 @@ function renderItem(entry: TranscriptItem, system: (agent: string) => string | u
   }
 }
 
-function renderCall(call: ToolCallItem, system: (agent: string) => string | undefined, extras: CallExtras, limit: number): HTMLLIElement {
+function renderCall(call: ToolCallItem, system: (agent: string) => string | undefined, extras: TranscriptExtras, limit: number): HTMLLIElement {
   const li = h(
     'li',
     { class: `t-item t-tool ${call.status}`, 'data-call-id': call.callId, 'data-run-id': call.runId, 'data-status': call.status },
@@ -91,7 +95,7 @@ function renderCall(call: ToolCallItem, system: (agent: string) => string | unde
     const nested = renderTranscript(call.subRun, system, extras, limit);
     li.append(details('t-subrun', `sub-run ${call.subRun.runId} · ${call.subRun.agent} · ${call.subRun.status}`, nested, true));
   }
-  clickable(li, 'call', `${call.tool} ${call.callId}`, () => ({ ...call, subRun: call.subRun ? { runId: call.subRun.runId, agent: call.subRun.agent, status: call.subRun.status } : undefined, ...extras(call) }));
+  clickable(li, 'call', `${call.tool} ${call.callId}`, () => ({ ...call, subRun: call.subRun ? { runId: call.subRun.runId, agent: call.subRun.agent, status: call.subRun.status } : undefined, ...extras.call(call) }));
   return li;
 }
 

@@ -35,7 +35,7 @@ export interface ToolCallItem {
 
 export type TranscriptItem =
   | { readonly kind: 'user'; readonly text: string; readonly source: 'input' | 'steer' | 'follow_up' | 'mailbox' | 'hook' | 'repair' | 'system' }
-  | { readonly kind: 'assistant'; readonly agent: string; readonly turn: number; text: string; reasoning: string; streaming: boolean; discarded: string | undefined; usage: WireUsage | undefined }
+  | { readonly kind: 'assistant'; readonly agent: string; readonly turn: number; text: string; reasoning: string; streaming: boolean; discarded: string | undefined; /** The run's running total after this reply (sub-runs' spend included), as the event carries it. */ runTotal: WireUsage | undefined }
   | ToolCallItem
   | { readonly kind: 'handoff'; readonly from: string; readonly to: string; readonly turn: number }
   | { readonly kind: 'human'; readonly callId: string; readonly question: string; answer: unknown }
@@ -116,7 +116,7 @@ export function foldEvent(tree: TranscriptTree, event: WireRunEvent): void {
       item.text = message.content ?? item.text;
       item.reasoning = message.reasoning ?? item.reasoning;
       item.streaming = false;
-      item.usage = event.usage as WireUsage | undefined;
+      item.runTotal = event.usage as WireUsage | undefined;
       // A long list may arrive truncated (its last element then says how many were left out): skip what is not a call.
       for (const call of message.toolCalls ?? []) if (typeof call?.id === 'string' && typeof call.name === 'string') callItem(tree, run, event.runId, call.id, call.name, turn, event.agent, String(call.arguments ?? ''));
       return;
@@ -240,7 +240,7 @@ function lastAssistant(run: RunTranscript, turn: number): Extract<TranscriptItem
 function streamingItem(run: RunTranscript, agent: string, turn: number, fresh = false): Extract<TranscriptItem, { kind: 'assistant' }> {
   const open = fresh ? undefined : lastAssistant(run, turn);
   if (open && open.streaming) return open;
-  const item: Extract<TranscriptItem, { kind: 'assistant' }> = { kind: 'assistant', agent, turn, text: '', reasoning: '', streaming: true, discarded: undefined, usage: undefined };
+  const item: Extract<TranscriptItem, { kind: 'assistant' }> = { kind: 'assistant', agent, turn, text: '', reasoning: '', streaming: true, discarded: undefined, runTotal: undefined };
   run.items.push(item);
   return item;
 }

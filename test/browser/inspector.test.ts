@@ -130,6 +130,9 @@ describe.skipIf(!haveChromium)('inspector page (Chromium): the demo, live', () =
     expect(usage.total.totalTokens).toBe(run.usage!.totalTokens);
     expect(await page.locator('#usage-total > strong').textContent()).toBe(`${run.usage!.totalTokens} tokens`);
     expect(await page.locator('#usage .usage-table tbody tr').count()).toBe(6);
+    // Each reply shows its own tokens (the events carry the run's running total).
+    const turn3 = usage.turns.find((t) => t.runId === runId && t.turn === 3)!;
+    expect(await transcript.locator('.t-assistant[data-agent="Travel specialist"][data-turn="3"] .t-usage').textContent()).toBe(`${turn3.inputTokens} in · ${turn3.outputTokens} out · ${turn3.totalTokens} tokens`);
     expect(await page.locator('#usage .usage-agents li[data-agent="Research"]').textContent()).toBe(`Research ${usage.byAgent.get('Research')!.inputTokens} in · ${usage.byAgent.get('Research')!.outputTokens} out · ${usage.byAgent.get('Research')!.totalTokens} total (2 requests)`);
 
     // Details: a timeline bar (args, result, the failed attempt), an approval's decision, an event, a chart state, an actor.
