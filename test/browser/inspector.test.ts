@@ -125,6 +125,17 @@ describe.skipIf(!haveChromium)('inspector page (Chromium): the demo, live', () =
     expect(await page.locator('#final-output .t-text').textContent()).toBe(run.output);
     await shot(page, 'transcript', '#transcript-panel');
 
+    // The demo server checkpoints its runs, so the finished run can be replayed step by step.
+    const detail = (await (await fetch(`${server.url}/api/runs/${runId}`, { headers: { authorization: `Bearer ${server.token}` } })).json()) as { log: { entries: Array<{ kind: string }> } };
+    expect(detail.log.entries).toHaveLength(12);
+    await expect.poll(() => page.locator('#replay-step').getAttribute('max')).toBe('12');
+    await page.fill('#replay-step', '2');
+    await expect.poll(() => page.locator('#replay li').evaluateAll((els) => els.map((el) => el.getAttribute('data-kind')))).toEqual(['input', 'reply']);
+    expect(await page.locator('#replay-label').textContent()).toBe('step 2 of 12 · reply · turn.executing');
+    await expect.poll(() => page.locator('#topology .topo-node.active').evaluateAll((els) => els.map((el) => el.getAttribute('data-agent')))).toEqual(['Triage']);
+    await page.click('#replay-live');
+    await page.waitForSelector('#chart [data-state-id="run.completed"].active.leaf');
+
     // Usage: the tree's tokens (the root's final total), per turn and per agent.
     const usage = summarizeUsage(run.events);
     expect(usage.total.totalTokens).toBe(run.usage!.totalTokens);
