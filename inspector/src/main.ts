@@ -6,8 +6,7 @@ import type { AgentGraph, WireRecord, WireRunEvent } from '../../src/inspect/wir
 import { Api, ApiError, type RunDetail, type RunRow } from './api.js';
 import { approvalCards } from './approval-cards.js';
 import { ChartPanel, type ChartView } from './chart-panel.js';
-import { showDetails } from './details.js';
-import { byId, h, ms } from './dom.js';
+import { byId, h } from './dom.js';
 import { listKeys, mergeRuns, renderRunList } from './runs-list.js';
 import { failurePlace, renderRunHead, renderUsage, type RunFacts } from './run-summary.js';
 import { Store, type Lane } from './store.js';
@@ -15,27 +14,11 @@ import { renderTimeline, type TimelineView } from './timeline.js';
 import { renderTopology } from './topology-view.js';
 import { renderReplayItems, renderTranscript } from './transcript-view.js';
 import { renderTree } from './tree.js';
-import { zoomWindow, panWindow } from '../../src/inspect/time-scale.js';
+import { askToken, readToken, TOKEN_KEY } from './token.js';
+import { timelineControls } from './timeline-controls.js';
+import { renderEvents } from './events-list.js';
+import { approvalsOf as approvalsOfStore, openLane as openLaneOf } from './lane-details.js';
 
-const TOKEN_KEY = 'troupe.inspector.token';
-
-/** The token comes from the URL fragment (`#token=…`, never sent to the server), else storage, else a prompt. */
-function readToken(): string {
-  const match = /(?:^#|&)token=([^&]+)/.exec(location.hash);
-  if (match) {
-    const token = decodeURIComponent(match[1]!);
-    sessionStorage.setItem(TOKEN_KEY, token);
-    history.replaceState(null, '', location.pathname + location.search);
-    return token;
-  }
-  return sessionStorage.getItem(TOKEN_KEY) ?? askToken();
-}
-
-function askToken(): string {
-  const token = (window.prompt('troupe server token (printed when the server started):') ?? '').trim();
-  if (token) sessionStorage.setItem(TOKEN_KEY, token);
-  return token;
-}
 
 const store = new Store();
 const api = new Api(readToken());
@@ -239,7 +222,7 @@ function draw(): void {
   }
   if (selectedRun && !run) ui.timeline.replaceChildren(h('p', { class: 'muted' }, 'No timing is stored for this run: the timeline covers runs this server ran while it was up.'));
   approvalCards(ui.approvals, store, api, now, notice, (runId) => store.runs.get(runId)?.agent);
-  renderEvents(run);
+  drawn.events = renderEvents(ui.events, run, drawn.events);
   if (animate) clearTimeout(animate);
   animate = running || drawn.timelineLive || store.approvals.size > 0 || run?.status === 'running' ? setTimeout(schedule, 250) : undefined;
 }
@@ -355,30 +338,8 @@ function chartView(run: ReturnType<typeof store.runs.get>, events: readonly Wire
   return undefined;
 }
 
-function approvalsOf(runId: string, callId: string): unknown[] {
-  return [...store.approvalLog.values()].flat().filter((a) => a.runId === runId && a.callId === callId).map(({ state, decidedBy, reason, since, deadline, ts, approvalId, args }) => ({ approvalId, state, decidedBy, reason, args, since, deadline, at: ts }));
-}
-
-function openLane(lane: Lane): void {
-  const call = selectedRun ? store.runs.get(selectedRun)?.transcript.calls.get(`${lane.runId}|${lane.callId}`) : undefined;
-  showDetails('lane', `${lane.tool} ${lane.callId}`, {
-    runId: lane.runId,
-    callId: lane.callId,
-    tool: lane.tool,
-    agent: lane.agent,
-    path: lane.path,
-    timing: { start: lane.start, end: lane.end, durationMs: lane.start !== undefined && lane.end !== undefined ? lane.end - lane.start : undefined, approvalWaitMs: lane.approvalStart !== undefined && lane.approvalEnd !== undefined ? lane.approvalEnd - lane.approvalStart : undefined, ranAlone: lane.alone },
-    arguments: call?.rawArgs,
-    args: call?.args,
-    status: call?.status,
-    output: call?.output ?? lane.output,
-    result: call?.result,
-    details: call?.details,
-    progress: call?.progress,
-    failedAttempts: call?.failures,
-    approvals: approvalsOf(lane.runId, lane.callId),
-  });
-}
+const approvalsOf = (runId: string, callId: string): unknown[] => approvalsOfStore(store, runId, callId);
+const openLane = (lane: Lane): void => openLaneOf(store, selectedRun, lane);
 
 function cancelRun(runId: string): void {
   api.cancel(runId).then(() => notice(`Cancelling ${runId}.`), (error: unknown) => notice(error instanceof ApiError ? error.message : String(error), 'error'));
@@ -389,38 +350,6 @@ function resumeRun(runId: string): void {
     () => notice(`Resuming ${runId}.`),
     (error: unknown) => notice(error instanceof ApiError ? (error.status === 404 ? `Resume is not available: ${error.message}` : error.message) : String(error), 'error'),
   );
-}
-
-function renderEvents(run: ReturnType<typeof store.runs.get>): void {
-  if (!run) {
-    ui.events.replaceChildren();
-    drawn.events = '';
-    return;
-  }
-  const all = run.events.filter((e) => e.event.type !== 'text_delta' && e.event.type !== 'reasoning_delta');
-  const events = all.slice(-200);
-  const t0 = run.events[0]?.ts ?? 0;
-  const key = `${run.run}:${all.length}`;
-  if (drawn.events === key) return;
-  drawn.events = key;
-  ui.events.replaceChildren(
-    ...events.map(({ ts, event }) => {
-      const call = (event.call as { id?: string } | undefined)?.id;
-      const li = h(
-        'li',
-        { class: `ev ${event.type}`, 'data-type': event.type, tabindex: 0, role: 'button' },
-        h('span', { class: 'ev-time' }, ms(ts - t0)),
-        h('span', { class: 'ev-type' }, event.type),
-        h('span', { class: 'ev-path muted' }, event.path.join(' › ')),
-        call ? h('span', { class: 'ev-call' }, call) : undefined,
-      );
-      const open = (): void => showDetails('event', `${event.type}${call ? ` ${call}` : ''} at ${ms(ts - t0)}`, event);
-      li.addEventListener('click', open);
-      li.addEventListener('keydown', (e) => e.key === 'Enter' && open());
-      return li;
-    }),
-  );
-  ui.events.scrollTop = ui.events.scrollHeight;
 }
 
 // ── wiring ──────────────────────────────────────────────────────────────
@@ -450,41 +379,6 @@ byId('replay-live').addEventListener('click', () => {
   if (selectedRun) replaySteps.delete(selectedRun);
   schedule();
 });
-const zoomTimeline = (factor: number): void => {
-  const current = timelineView.window ?? { u0: 0, u1: timelineView.total };
-  timelineView.window = zoomWindow(current, timelineView.total, factor);
-  schedule();
-};
-const panTimeline = (fraction: number): void => {
-  const current = timelineView.window ?? { u0: 0, u1: timelineView.total };
-  timelineView.window = panWindow(current, timelineView.total, (current.u1 - current.u0) * fraction);
-  schedule();
-};
-byId('tl-in').addEventListener('click', () => zoomTimeline(0.5));
-byId('tl-out').addEventListener('click', () => zoomTimeline(2));
-byId('tl-left').addEventListener('click', () => panTimeline(-0.4));
-byId('tl-right').addEventListener('click', () => panTimeline(0.4));
-byId('tl-reset').addEventListener('click', () => {
-  timelineView.window = undefined;
-  schedule();
-});
-byId<HTMLInputElement>('compress').addEventListener('change', (event) => {
-  timelineView.compress = (event.target as HTMLInputElement).checked;
-  timelineView.window = undefined;
-  schedule();
-});
-// Wheel over the timeline zooms around the pointer; with Shift it pans.
-ui.timeline.addEventListener('wheel', (event) => {
-  const svgEl = ui.timeline.querySelector('svg');
-  if (!svgEl || timelineView.total <= 0) return;
-  event.preventDefault();
-  const current = timelineView.window ?? { u0: 0, u1: timelineView.total };
-  if (event.shiftKey) return panTimeline(Math.sign(event.deltaY || event.deltaX) * 0.2);
-  const box = svgEl.getBoundingClientRect();
-  const centre = Math.min(1, Math.max(0, (event.clientX - box.left - 250) / Math.max(1, box.width - 266)));
-  timelineView.window = zoomWindow(current, timelineView.total, event.deltaY < 0 ? 0.8 : 1.25, centre);
-  schedule();
-}, { passive: false });
 
 ui.form.addEventListener('submit', (event) => {
   event.preventDefault();
@@ -539,6 +433,7 @@ async function loadAgents(): Promise<void> {
   }
 }
 
+timelineControls(ui.timeline, timelineView, schedule);
 window.addEventListener('resize', schedule);
 ui.timeline.addEventListener('scroll', schedule, { passive: true });
 connect();

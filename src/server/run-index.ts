@@ -3,7 +3,8 @@ import { restoreRun } from '../runtime/resume.js';
 import type { CheckpointStore, StoredRun } from '../store/checkpoint-store.js';
 import type { Message, Usage } from '../types.js';
 import { HttpError } from './http.js';
-import type { PendingApprovalView, RunRegistry, RunSummary } from './runs.js';
+import type { RunRegistry } from './run-registry.js';
+import type { PendingApprovalView, RunSummary } from './runs.js';
 
 /** Statuses `GET /api/runs?status=` accepts: live statuses plus the store's. */
 export const RUN_LIST_STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted', 'suspended'] as const;
