@@ -1,11 +1,11 @@
 import './style.css';
-import { statesFromEvents } from '../../src/inspect/event-state.js';
 import { replayAt } from '../../src/inspect/replay.js';
 import { summarizeUsage } from '../../src/inspect/usage.js';
 import type { AgentGraph, WireRecord, WireRunEvent } from '../../src/inspect/wire.js';
 import { Api, ApiError, type RunDetail, type RunRow } from './api.js';
 import { approvalCards } from './approval-cards.js';
-import { ChartPanel, type ChartView } from './chart-panel.js';
+import { ChartPanel } from './chart-panel.js';
+import { activeAgentsOf, chartSource, pickMachine } from './chart-source.js';
 import { byId, h } from './dom.js';
 import { listKeys, mergeRuns, renderRunList } from './runs-list.js';
 import { failurePlace, renderRunHead, renderUsage, type RunFacts } from './run-summary.js';
@@ -290,12 +290,7 @@ function renderRun(now: number, run: ReturnType<typeof store.runs.get>, detail: 
   }
 
   // Agents: the topology with the active agent highlighted.
-  const activeAgents = new Set<string>();
-  if (replaying && replay?.agent) activeAgents.add(replay.agent);
-  else if (run) {
-    for (const r of run.transcript.runs.values()) if (r.status === 'running') activeAgents.add(currentAgent(r.items, r.agent));
-    if (activeAgents.size === 0 && root) activeAgents.add(currentAgent(root.items, root.agent));
-  } else if (replay?.agent) activeAgents.add(replay.agent);
+  const activeAgents = activeAgentsOf(run?.transcript, replaying || !run ? replay?.agent : undefined);
   ui.activeAgent.textContent = activeAgents.size ? `active: ${[...activeAgents].join(', ')}` : '';
   const topoKey = `${graph ? JSON.stringify(graph.edges.length) : 'none'}:${[...activeAgents].join('|')}:${selectedRun}`;
   if (drawn.topology !== topoKey) {
@@ -303,40 +298,10 @@ function renderRun(now: number, run: ReturnType<typeof store.runs.get>, detail: 
     ui.topology.replaceChildren(graph ? renderTopology(graph, activeAgents) : h('p', { class: 'muted' }, 'No agent graph for this run (its agent is not registered here).'));
   }
 
-  void chart.show(chartView(run, events, replay, replaying), 'No statechart for this run.');
+  const target = pickMachine(ui.machine, run ? [...run.transcript.runs.keys()] : [selectedRun], selectedMachine, selectedRun);
+  void chart.show(chartSource(store, selectedRun, target, events, replay, replaying), 'No statechart for this run.');
 }
 
-function currentAgent(items: ReadonlyArray<{ kind: string; agent?: string; to?: string }>, fallback: string): string {
-  for (let i = items.length - 1; i >= 0; i--) {
-    const item = items[i]!;
-    if (item.kind === 'handoff' && item.to) return item.to;
-    if (item.kind === 'assistant' && item.agent) return item.agent;
-  }
-  return fallback;
-}
-
-function chartView(run: ReturnType<typeof store.runs.get>, events: readonly WireRunEvent[], replay: ReturnType<typeof replayAt> | undefined, replaying: boolean): ChartView | undefined {
-  const definition = store.runDefinition();
-  const runIds = run ? [...run.transcript.runs.keys()] : selectedRun ? [selectedRun] : [];
-  const options = runIds.join(',');
-  if (ui.machine.dataset.options !== options) {
-    ui.machine.dataset.options = options;
-    ui.machine.replaceChildren(...runIds.map((id) => h('option', { value: id }, id)));
-  }
-  const target = selectedMachine && runIds.includes(selectedMachine) ? selectedMachine : selectedRun!;
-  ui.machine.value = target;
-  if (replaying && replay && definition) return { definition, active: replay.active, transitions: [], finished: false, source: 'replay', label: `replay step ${replay.step}: ${replay.active.at(-1)?.replace(/^run\./, '')}`, runId: target };
-  const actor = selectedRun ? store.runActors(selectedRun).find((a) => a.runId === target) : undefined;
-  if (actor?.definitionId && store.definitions.has(actor.definitionId)) {
-    const leaf = actor.active.at(-1) ?? '';
-    return { definition: store.definitions.get(actor.definitionId)!, active: actor.active, transitions: actor.lastTransitions, finished: actor.status !== 'active', source: 'inspected', label: `${target}: ${leaf.replace(/^run\./, '')} (${actor.status})`, runId: target };
-  }
-  if (!definition) return undefined;
-  const derived = statesFromEvents(events).get(target);
-  if (derived) return { definition, active: derived, transitions: [], finished: /\.(completed|failed|cancelled)$/.test(derived.at(-1)!), source: 'events', label: `${target}: ${derived.at(-1)!.replace(/^run\./, '')} (from events)`, runId: target };
-  if (replay) return { definition, active: replay.active, transitions: [], finished: true, source: 'replay', label: `${target}: ${replay.active.at(-1)?.replace(/^run\./, '')} (from the stored log)`, runId: target };
-  return undefined;
-}
 
 const approvalsOf = (runId: string, callId: string): unknown[] => approvalsOfStore(store, runId, callId);
 const openLane = (lane: Lane): void => openLaneOf(store, selectedRun, lane);
