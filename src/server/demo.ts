@@ -1,4 +1,3 @@
-import { MemoryCheckpointStore } from '../store/checkpoint-store.js';
 import { createServer, type ServerOptions, type TroupeServer } from './server.js';
 
 export interface DemoServerOptions extends Partial<Omit<ServerOptions, 'agents'>> {
@@ -17,6 +16,7 @@ export interface DemoServerOptions extends Partial<Omit<ServerOptions, 'agents'>
 export async function startDemoServer(options: DemoServerOptions = {}): Promise<TroupeServer> {
   const { out = console.log, ...rest } = options;
   const { demoAgent } = await import('../cli/demo.js');
+  const { MemoryCheckpointStore } = await import('../store/checkpoint-store.js');
   // Runs are checkpointed (in memory unless a store is given), so the page can replay them.
   const server = await createServer({ inspect: 'always', ...rest, checkpointStore: rest.checkpointStore ?? new MemoryCheckpointStore(), agents: { demo: demoAgent } });
   out(banner(server));
