@@ -1,5 +1,34 @@
 import { readSse } from '../../src/inspect/sse.js';
-import type { WireRecord } from '../../src/inspect/wire.js';
+import type { AgentGraph, WireError, WireRecord, WireRunEvent } from '../../src/inspect/wire.js';
+import type { WireEntry } from '../../src/inspect/replay.js';
+
+/** A row of GET /api/runs (live or stored). */
+export interface RunRow {
+  readonly runId: string;
+  readonly source: 'live' | 'stored';
+  readonly agent: string;
+  readonly input: string | undefined;
+  readonly status: string;
+  readonly startedAt: number;
+  readonly endedAt: number | undefined;
+  readonly durationMs: number | undefined;
+  readonly usage: { inputTokens: number; outputTokens: number; totalTokens: number; requests: number } | undefined;
+  readonly turns: number | undefined;
+  readonly output: string | undefined;
+  readonly error: WireError | undefined;
+}
+
+/** GET /api/runs/:id, the fields the page reads. */
+export interface RunDetail extends RunRow {
+  readonly budget?: Record<string, number>;
+  readonly eventLog: WireRunEvent[];
+  readonly log?: {
+    readonly head: { agent: string; status: string; turn: number; output?: string; error?: { name: string; message: string } };
+    readonly entries: WireEntry[];
+    readonly unknownEntries: number;
+    readonly restoreError?: string;
+  };
+}
 
 export class ApiError extends Error {
   constructor(readonly status: number, readonly code: string, message: string) {
@@ -33,6 +62,27 @@ export class Api {
   /** Decides one waiting call by its approval id (call ids are not unique across sub-runs). */
   decide(runId: string, approvalId: string, decision: 'approve' | 'deny'): Promise<unknown> {
     return this.json('POST', 'api/chat/approve', { runId, approvalId, decision });
+  }
+
+  runs(status: string, q: string): Promise<{ runs: RunRow[] }> {
+    const params = new URLSearchParams();
+    if (status) params.set('status', status);
+    if (q) params.set('q', q);
+    const query = params.toString();
+    return this.json('GET', `api/runs${query ? `?${query}` : ''}`);
+  }
+
+  run(runId: string): Promise<RunDetail> {
+    return this.json('GET', `api/runs/${encodeURIComponent(runId)}`);
+  }
+
+  graph(agent: string): Promise<{ agent: string; graph: AgentGraph }> {
+    return this.json('GET', `api/agents/${encodeURIComponent(agent)}/graph`);
+  }
+
+  /** POST /api/runs/:id/resume (a 404 means this server cannot resume runs). */
+  resume(runId: string): Promise<unknown> {
+    return this.json('POST', `api/runs/${encodeURIComponent(runId)}/resume`, {});
   }
 
   cancel(runId: string): Promise<unknown> {

@@ -1,6 +1,8 @@
 import ELK from 'elkjs/lib/elk.bundled.js';
 import type { ElkExtendedEdge, ElkLabel, ElkNode } from 'elkjs/lib/elk-api';
 import type { DefinitionRecord, WireStateNode, WireTransition } from '../../src/inspect/wire.js';
+import { collapseInactive } from '../../src/inspect/chart-collapse.js';
+import { showDetails } from './details.js';
 import { svg } from './dom.js';
 
 /**
@@ -16,13 +18,26 @@ import { svg } from './dom.js';
 const elk = new ELK();
 const layouts = new Map<string, Promise<SVGSVGElement>>();
 
-export function chartFor(definition: DefinitionRecord): Promise<SVGSVGElement> {
-  let layout = layouts.get(definition.definitionId);
+/**
+ * The laid-out chart of a definition; with `collapseFor` (the active state ids), compound
+ * states with nothing active inside are drawn as single boxes. Layouts are cached per shape.
+ */
+export function chartFor(definition: DefinitionRecord, collapseFor?: readonly string[]): Promise<SVGSVGElement> {
+  const active = collapseFor ? new Set(collapseFor) : undefined;
+  const root = active ? collapseInactive(definition.root, active) : definition.root;
+  const key = active ? `${definition.definitionId}|${collapsedKey(definition.root, active)}` : definition.definitionId;
+  let layout = layouts.get(key);
   if (!layout) {
-    layout = build(definition);
-    layouts.set(definition.definitionId, layout);
+    layout = build({ ...definition, root });
+    layouts.set(key, layout);
   }
   return layout;
+}
+
+/** Which compound states are open: the cache key of a collapsed layout. */
+function collapsedKey(node: WireStateNode, active: ReadonlySet<string>): string {
+  if (node.states.length === 0 || (!active.has(node.id) && node.id.includes('.'))) return '';
+  return `${node.id}(${node.states.map((c) => collapsedKey(c, active)).filter(Boolean).join(',')})`;
 }
 
 interface EdgeInfo {
@@ -33,9 +48,10 @@ interface EdgeInfo {
   kinds: Set<WireTransition['kind']>;
 }
 
-const CHAR = 6.9;
-const SUB_CHAR = 5.9;
-const LABEL_CHAR = 5.7;
+// Text sizes (px at 1:1): state names 13, sub-lines and edge labels 11 (readable at the default zoom).
+const CHAR = 7.6;
+const SUB_CHAR = 6.5;
+const LABEL_CHAR = 6.3;
 
 async function build(definition: DefinitionRecord): Promise<SVGSVGElement> {
   const byId = new Map<string, WireStateNode>();
@@ -84,13 +100,13 @@ async function build(definition: DefinitionRecord): Promise<SVGSVGElement> {
     const subs = sublines(node);
     if (node.states.length === 0) {
       const width = Math.max(84, node.key.length * CHAR + 22, ...subs.map((s) => s.length * SUB_CHAR + 18));
-      return { id: node.id, width, height: 26 + subs.length * 13 };
+      return { id: node.id, width, height: 28 + subs.length * 14 };
     }
     const children: ElkNode[] = [];
     if (node.initial) children.push({ id: `${node.id}::initial`, width: 12, height: 12 });
     if (anyNeeded.has(node.id)) children.push({ id: `${node.id}::any`, width: 74, height: 22 });
     for (const child of node.states) children.push(toElk(child));
-    const top = 26 + subs.length * 13;
+    const top = 28 + subs.length * 14;
     return {
       id: node.id,
       layoutOptions: { 'elk.padding': `[top=${top},left=14,bottom=14,right=14]` },
@@ -116,7 +132,7 @@ async function build(definition: DefinitionRecord): Promise<SVGSVGElement> {
     children: [toElk(definition.root)],
     edges: [...edges.values()].map((edge, i): ElkExtendedEdge => {
       const text = edge.labels.filter(Boolean).join(' · ');
-      const labels: ElkLabel[] = text ? [{ id: `l${i}`, text, width: text.length * LABEL_CHAR + 6, height: 13 }] : [];
+      const labels: ElkLabel[] = text ? [{ id: `l${i}`, text, width: text.length * LABEL_CHAR + 6, height: 15 }] : [];
       return { id: `e${i}`, sources: [edge.source], targets: [edge.target], labels };
     }),
   };
@@ -129,7 +145,10 @@ function sublines(node: WireStateNode): string[] {
   const lines: string[] = [];
   for (const inv of node.invoke) lines.push(`invoke ${inv.src}`);
   if (node.entry.length) lines.push(`entry ${node.entry.join(', ')}`);
-  if (node.tags.length) lines.push(`tags ${node.tags.join(', ')}`);
+  const tags = node.tags.filter((t) => !t.startsWith('collapsed:'));
+  if (tags.length) lines.push(`tags ${tags.join(', ')}`);
+  const collapsed = node.tags.find((t) => t.startsWith('collapsed:'));
+  if (collapsed) lines.push(`▸ ${collapsed.slice(10)} states inside (collapsed)`);
   return lines;
 }
 
@@ -175,7 +194,7 @@ function render(laid: ElkNode, byId: Map<string, WireStateNode>, edges: EdgeInfo
       g.append(svg('path', { d: points.map((p, j) => `${j ? 'L' : 'M'} ${p.x.toFixed(1)} ${p.y.toFixed(1)}`).join(' '), 'marker-end': 'url(#arrow)' }));
     }
     for (const label of edge.labels ?? []) {
-      const text = svg('text', { x: (label.x ?? 0) + 3, y: (label.y ?? 0) + 10, class: 'edge-label' });
+      const text = svg('text', { x: (label.x ?? 0) + 3, y: (label.y ?? 0) + 11, class: 'edge-label' });
       text.textContent = label.text ?? '';
       g.append(text);
     }
@@ -211,17 +230,22 @@ function drawNode(node: ElkNode, layer: SVGGElement, byId: Map<string, WireState
   g.append(svg('rect', { x, y, width: w, height: h, rx: state.states.length ? 10 : 7 }));
   if (state.type === 'final') g.append(svg('rect', { class: 'final-inner', x: x + 3, y: y + 3, width: w - 6, height: h - 6, rx: 5 }));
   const compound = state.states.length > 0;
-  const label = svg('text', { x: compound ? x + 10 : x + w / 2, y: y + 17, class: 'state-label', 'text-anchor': compound ? 'start' : 'middle' });
+  const label = svg('text', { x: compound ? x + 10 : x + w / 2, y: y + 18, class: 'state-label', 'text-anchor': compound ? 'start' : 'middle' });
   label.textContent = state.key;
   g.append(label);
   sublines(state).forEach((line, i) => {
-    const sub = svg('text', { x: compound ? x + 10 : x + w / 2, y: y + 30 + i * 13, class: 'state-sub', 'text-anchor': compound ? 'start' : 'middle' });
+    const sub = svg('text', { x: compound ? x + 10 : x + w / 2, y: y + 32 + i * 14, class: 'state-sub', 'text-anchor': compound ? 'start' : 'middle' });
     sub.textContent = line;
     g.append(sub);
   });
   const title = svg('title');
   title.textContent = state.id;
   g.append(title);
+  g.setAttribute('tabindex', '0');
+  g.addEventListener('click', (event) => {
+    event.stopPropagation();
+    showDetails('state', `state ${state.id}`, { id: state.id, type: state.type, active: g.classList.contains('active'), tags: state.tags, entry: state.entry, exit: state.exit, invoke: state.invoke, transitions: state.transitions });
+  });
   layer.append(g);
 }
 

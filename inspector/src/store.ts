@@ -9,6 +9,7 @@ import type {
   WireRunEvent,
   WireStatus,
 } from '../../src/inspect/wire.js';
+import { emptyTree, foldEvent, type TranscriptTree } from '../../src/inspect/transcript.js';
 
 /** Everything the page knows, folded from wire records. */
 
@@ -45,7 +46,14 @@ export interface RunInfo {
   readonly events: Array<{ ts: number; event: WireRunEvent }>;
   /** Actor session ids of this tree, in creation order. */
   readonly actors: string[];
+  /** The transcript folded from every run event of the tree as it arrived (not bounded like `events`). */
+  readonly transcript: TranscriptTree;
+  /** Whether XState inspection was attached (else chart state and tree come from events). */
+  inspected: boolean;
 }
+
+/** Every record of one approval (pending, then how it ended and who decided). */
+export type ApprovalHistory = ApprovalRecord[];
 
 export interface Lane {
   readonly key: string;
@@ -54,6 +62,8 @@ export interface Lane {
   readonly callId: string;
   tool: string;
   path: readonly string[];
+  /** The agent that made the call (changes the lane's group after a handoff). */
+  agent: string;
   turn: number;
   order: number;
   start: number | undefined;
@@ -89,7 +99,13 @@ export class Store {
   readonly lanes = new Map<string, Lane>();
   readonly bands = new Map<string, Band[]>();
   readonly approvals = new Map<string, PendingApproval>();
+  /** Every approval record by approval id, for the details panel. */
+  readonly approvalLog = new Map<string, ApprovalHistory>();
   lastSeq = 0;
+  /** Bumped on every applied record: views compare it to skip redrawing. */
+  version = 0;
+  /** Bumped per root run on each of its records (a view of one run redraws only when its own number moved). */
+  readonly runVersions = new Map<string, number>();
   synced = false;
   private laneOrder = 0;
   /** Run machine session id → run id, for bands. */
@@ -100,6 +116,8 @@ export class Store {
   apply(record: WireRecord): void {
     if (record.kind !== 'sync' && record.seq <= this.lastSeq) return; // replay overlap after a reconnect
     if (record.kind !== 'sync') this.lastSeq = record.seq;
+    this.version++;
+    if ('run' in record) this.runVersions.set(record.run, (this.runVersions.get(record.run) ?? 0) + 1);
     switch (record.kind) {
       case 'sync':
         this.synced = true;
@@ -116,6 +134,7 @@ export class Store {
         run.endedAt = record.endedAt;
         run.output = record.output;
         run.error = record.error;
+        run.inspected ||= record.inspected;
         if (record.status !== 'running') for (const [key, a] of this.approvals) if (a.run === record.run) this.approvals.delete(key);
         return;
       }
@@ -183,7 +202,7 @@ export class Store {
   private run(id: string): RunInfo {
     let run = this.runs.get(id);
     if (!run) {
-      run = { run: id, agent: '', input: '', status: 'running', startedAt: Date.now(), endedAt: undefined, output: undefined, error: undefined, events: [], actors: [] };
+      run = { run: id, agent: '', input: '', status: 'running', startedAt: Date.now(), endedAt: undefined, output: undefined, error: undefined, events: [], actors: [], transcript: emptyTree(), inspected: false };
       this.runs.set(id, run);
     }
     return run;
@@ -205,12 +224,14 @@ export class Store {
   private runEvent(run: string, event: WireRunEvent, ts: number): void {
     const info = this.run(run);
     info.events.push({ ts, event });
-    if (info.events.length > 2_000) info.events.splice(0, info.events.length - 2_000);
+    if (info.events.length > 5_000) info.events.splice(0, info.events.length - 5_000);
+    foldEvent(info.transcript, event);
     const call = event.call as { id: string; name: string } | undefined;
     if (!call) return;
     const lane = this.lane(run, event.runId, call.id, call.name);
     lane.tool = call.name;
     lane.path = event.path;
+    lane.agent = event.agent;
     lane.turn = typeof event.turn === 'number' ? event.turn : lane.turn;
     switch (event.type) {
       case 'approval_required':
@@ -237,6 +258,9 @@ export class Store {
   private approval(record: ApprovalRecord): void {
     // By approval id: call ids repeat across sub-runs.
     const key = record.approvalId;
+    const log = this.approvalLog.get(key) ?? [];
+    log.push(record);
+    this.approvalLog.set(key, log);
     const lane = this.lane(record.run, record.runId, record.callId, record.tool);
     lane.path = record.path;
     lane.approvalStart = Math.min(lane.approvalStart ?? Infinity, record.since);
@@ -255,7 +279,7 @@ export class Store {
     let lane = this.lanes.get(key);
     if (!lane) {
       lane = {
-        key, run, runId, callId, tool, path: [], turn: 0, order: this.laneOrder++,
+        key, run, runId, callId, tool, path: [], agent: '', turn: 0, order: this.laneOrder++,
         start: undefined, end: undefined, isError: false, rejected: false,
         approvalStart: undefined, approvalEnd: undefined, approvalState: undefined,
         failures: [], alone: false, output: undefined,
@@ -296,6 +320,12 @@ export class Store {
 
   private inBand(runId: string, kind: Band['kind'], ts: number): boolean {
     return (this.bands.get(runId) ?? []).some((b) => b.kind === kind && b.start <= ts && (b.end === undefined || ts <= b.end));
+  }
+
+  /** The run chart's definition (sent once per feed, also when no run was inspected). */
+  runDefinition(): DefinitionRecord | undefined {
+    for (const d of this.definitions.values()) if (d.machineId === 'run') return d;
+    return undefined;
   }
 
   /** Run machine actors of one root run (root first, then sub-runs). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Agent, Runner, tool, type Model, type RunEvent } from '../index.js';
+import { Agent, Runner, tool, type Message, type Model, type RunEvent, type ToolResultMessage } from '../index.js';
 import { ScriptedModel, batch, call, text, type ScriptStep } from '../entry/testing.js';
 
 /**
@@ -66,7 +66,8 @@ export function demoAgent(model?: Model): Agent {
     model: scripted([
       call('ask_research', { input: 'Weather in Paris and Rome this weekend, and flights Paris→Rome.' }, 'call_research', { text: 'Let me ask Research.' }),
       call('book_hotel', { city: 'Rome', nights: '2' }, 'call_book', { text: 'Rome looks warmer. Booking the hotel.' }),
-      text('Rome is 24 °C and clear, the 17:40 flight costs €64, and your hotel is booked for 2 nights (HX-2041).'),
+      // The last reply reads the booking's result, so a denied booking is reported as not made.
+      { text: '', calls: [], respond: (request) => ({ text: bookingReply(request.messages) }) },
     ]),
   });
   return new Agent({
@@ -75,6 +76,14 @@ export function demoAgent(model?: Model): Agent {
     handoffs: [specialist],
     model: scripted([call('transfer_to_travel_specialist', { reason: 'trip planning' }, 'call_handoff', { text: 'A travel question.' })]),
   });
+}
+
+/** The specialist's closing line, from the booking's result in the transcript. */
+export function bookingReply(messages: readonly Message[]): string {
+  const booking = [...messages].reverse().find((m): m is ToolResultMessage => m.role === 'tool' && m.callId === 'call_book');
+  if (booking && !booking.isError) return 'Rome is 24 °C and clear, the 17:40 flight costs €64, and your hotel is booked for 2 nights (HX-2041).';
+  const reason = /approval denied for tool '[^']*'(?::\s*(.+))?/.exec(booking?.content ?? '')?.[1]?.trim();
+  return `Rome is 24 °C and clear and the 17:40 flight costs €64, but the hotel was not booked: the booking was denied${reason ? ` (${reason.replace(/\.$/, '')})` : ''}.`;
 }
 
 /** Runs the demo, printing the event stream; approves the booking like a person would. */

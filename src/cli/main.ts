@@ -11,7 +11,7 @@ import { worker } from './worker.js';
 const USAGE = `usage: troupe <command>
 
 commands:
-  start   the demo server with the live inspector, plus one demo run printed here (npm start)
+  start   the demo server with the live inspector; once the page is open, one demo run printed here (npm start)
   demo    run the demo agents in this process and print their event stream
   serve   the HTTP API and inspector for your agents (troupe serve --help)
   worker  run enqueued runs from PostgreSQL: troupe worker --db postgres://… --agents ./agents.js (--help)
@@ -22,7 +22,11 @@ environment:
   TROUPE_BASE_URL=http://localhost:11434/v1 the server's OpenAI-compatible API root
   TROUPE_API_KEY=…                          sent as a bearer token (optional)
   Without TROUPE_MODEL the demo runs on the scripted model and says so.
-  TROUPE_PORT (start: default 4317), TROUPE_DEMO_AUTO_APPROVE_MS (start: default 45000)
+  TROUPE_PORT (start: default 4317), TROUPE_DEMO_APPROVAL_TIMEOUT_MS (start: undecided approvals are
+  denied after this long, default 120000; the terminal and the page show the same deadline)
+
+options of start:
+  --no-wait   start the demo run at once instead of waiting for the inspector page (or Enter)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -43,7 +47,8 @@ async function main(argv: string[]): Promise<number> {
     case 'start':
       await startDemo({
         ...(process.env.TROUPE_PORT ? { port: Number(process.env.TROUPE_PORT) } : {}),
-        ...(process.env.TROUPE_DEMO_AUTO_APPROVE_MS ? { autoApproveMs: Number(process.env.TROUPE_DEMO_AUTO_APPROVE_MS) } : {}),
+        ...(process.env.TROUPE_DEMO_APPROVAL_TIMEOUT_MS ? { approvalTimeoutMs: Number(process.env.TROUPE_DEMO_APPROVAL_TIMEOUT_MS) } : {}),
+        wait: argv.includes('--no-wait') ? 'none' : 'page',
       });
       return 0;
     case 'serve':

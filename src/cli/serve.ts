@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { InspectMode } from '../inspect/feed.js';
 import { banner, startDemoServer } from '../server/demo.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
+import { loadAgents } from './load-agents.js';
 import { SqliteCheckpointStore } from '../store/sqlite-checkpoint-store.js';
 import { createServer, type AgentSource, type TroupeServer } from '../server/server.js';
 
@@ -97,13 +97,4 @@ async function checkpointStoreFor(db: string, schema: string | undefined): Promi
   }
   if (schema !== undefined) throw new Error(`--schema needs a postgres:// --db.\n\n${SERVE_USAGE}`);
   return { store: new SqliteCheckpointStore(db), where: resolve(db) };
-}
-
-export async function loadAgents(path: string): Promise<Record<string, AgentSource>> {
-  const mod = (await import(pathToFileURL(resolve(path)).href)) as { agents?: unknown; default?: unknown };
-  const agents = mod.agents ?? mod.default;
-  if (typeof agents !== 'object' || agents === null || Object.keys(agents).length === 0) {
-    throw new Error(`${path} must export \`agents\` (or a default export): an object of Agent instances or factories by name.`);
-  }
-  return agents as Record<string, AgentSource>;
 }

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { StoreUnavailable, UserError } from '../errors.js';
-import { loadAgents } from './serve.js';
+import { loadAgents } from './load-agents.js';
 
 export const WORKER_USAGE = `usage: troupe worker --db <postgres://…> --agents <module> [options]
 

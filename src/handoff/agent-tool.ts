@@ -28,7 +28,7 @@ const agentToolParameters = z.object({ input: z.string().describe('The request f
  * failures (turn limit, its own budget, model errors) come back as a tool error.
  */
 export function agentAsTool(agent: Agent, options: AgentToolOptions = {}): Tool {
-  return tool({
+  const built = tool({
     name: options.name ?? agentToolName(agent.name),
     description: options.description ?? `Ask the ${agent.name} agent. Give it the whole request in 'input'.`,
     parameters: agentToolParameters,
@@ -50,4 +50,6 @@ export function agentAsTool(agent: Agent, options: AgentToolOptions = {}): Tool 
       throw new ToolError(`agent '${agent.name}' failed: ${errorText(outcome.error)}`, { cause: outcome.error });
     },
   });
+  // Marked so the inspector can draw the agent-as-tool edge.
+  return { ...built, agentTool: { agentName: agent.name, agent } };
 }

@@ -161,7 +161,13 @@ export interface ApprovalRecord extends RecordBase {
   readonly since: number;
   /** Auto-deny deadline (epoch ms), if any. */
   readonly deadline?: number;
+  /** Who decided (final records only): `api` (POST /api/chat/approve, e.g. the inspector), `timeout` (the server's auto-deny), `run` (the run itself: cancelled, or decided by its handler). */
+  readonly decidedBy?: ApprovalDecider;
+  /** The denial reason given with the decision, if any. */
+  readonly reason?: string;
 }
+
+export type ApprovalDecider = 'api' | 'timeout' | 'run';
 
 /** Sent once per connection after the replayed history: everything after it is live. */
 export interface SyncRecord extends RecordBase {
@@ -197,3 +203,28 @@ export interface WireRunEvent {
 
 /** Record without the fields the feed assigns. */
 export type Unstamped<R extends WireRecord> = R extends WireRecord ? Omit<R, 'seq' | 'ts'> : never;
+
+/** One agent of a topology graph. */
+export interface AgentNode {
+  readonly name: string;
+  /** The system prompt when it is a fixed string; `undefined` when built per run by a function. */
+  readonly instructions: string | undefined;
+  /** Plain tools (not handoffs, not agents as tools). */
+  readonly tools: readonly string[];
+}
+
+/** `handoff`: a `transfer_to_*` tool; `tool`: the target runs as a sub-run (`agent.asTool()`). */
+export interface AgentEdge {
+  readonly from: string;
+  readonly to: string;
+  readonly kind: 'handoff' | 'tool';
+  /** The tool name the model calls to take this edge. */
+  readonly tool: string;
+}
+
+/** The agents a registered agent can reach (`GET /api/agents/:name/graph`). */
+export interface AgentGraph {
+  readonly root: string;
+  readonly agents: readonly AgentNode[];
+  readonly edges: readonly AgentEdge[];
+}

@@ -9,13 +9,16 @@ export interface DemoServerOptions extends Partial<Omit<ServerOptions, 'agents'>
  * Serves the orchestration demo (triage → travel specialist → research agent as a tool;
  * parallel calls, a retry and a gated hotel booking) with the inspector. The agent is
  * registered as a factory: every run gets a fresh agent tree. Inspection is `always` on so a
- * page opened later still sees whole runs. The demo (scripted models) loads on call, so
+ * page opened later still sees whole runs; runs are checkpointed (in memory by default) so
+ * the page's replay slider works. The demo (scripted models) loads on call, so
  * importing `troupe/server` loads no test double.
  */
 export async function startDemoServer(options: DemoServerOptions = {}): Promise<TroupeServer> {
   const { out = console.log, ...rest } = options;
   const { demoAgent } = await import('../cli/demo.js');
-  const server = await createServer({ inspect: 'always', ...rest, agents: { demo: demoAgent } });
+  const { MemoryCheckpointStore } = await import('../store/checkpoint-store.js');
+  // Runs are checkpointed (in memory unless a store is given), so the page can replay them.
+  const server = await createServer({ inspect: 'always', ...rest, checkpointStore: rest.checkpointStore ?? new MemoryCheckpointStore(), agents: { demo: demoAgent } });
   out(banner(server));
   return server;
 }

@@ -2,12 +2,13 @@ import { nanoid } from 'nanoid';
 import type { Agent } from '../agent.js';
 import type { InspectionFeed } from '../inspect/feed.js';
 import { errorToWire, sanitize } from '../inspect/sanitize.js';
-import type { ApprovalState, RunStatusWire, WireError, WireRunEvent } from '../inspect/wire.js';
+import type { ApprovalDecider, ApprovalState, RunStatusWire, WireError, WireRunEvent } from '../inspect/wire.js';
 import type { PendingApproval } from '../runtime/approvals.js';
 import { Runner, type RunHandle } from '../runtime/runner.js';
 import type { RunOptions } from '../runtime/run-options.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
-import type { ApprovalRequiredEvent, ContentPart, RunEvent, Usage } from '../types.js';
+import { getRunMachine } from '../runtime/run-machine.js';
+import type { ApprovalRequiredEvent, Budget, ContentPart, RunEvent, Usage } from '../types.js';
 import { EventLog, type DroppedEvents } from './event-log.js';
 import { RUN_EVENT_LIMITS, feedRunEvent, serializeRunEvent } from './serialize.js';
 
@@ -41,7 +42,7 @@ interface Hold {
   /** Settles with the final state once the call is decided (by the API, the timeout or the run). */
   readonly done: Promise<ApprovalState>;
   /** Records the final state (the first call wins) and publishes it. */
-  finish(state: ApprovalState): void;
+  finish(state: ApprovalState, decidedBy: ApprovalDecider, reason?: string): void;
 }
 
 export interface RunSummary {
@@ -57,6 +58,8 @@ export interface RunSummary {
   readonly turns: number | undefined;
   readonly events: number;
   readonly pendingApprovals: readonly PendingApprovalView[];
+  /** The run's budget (server `runOptions.budget`), for "budget left". */
+  readonly budget: Budget | undefined;
 }
 
 export interface RunStartParams {
@@ -116,6 +119,9 @@ export class ServerRun {
   private readonly approvalTimeoutMs: number;
   private readonly log: EventLog;
   private eventCount = 0;
+  private readonly budget: Budget | undefined;
+  /** The tree's usage so far while the run goes (the terminal event's usage replaces it). */
+  private readonly liveUsage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, requests: 0 };
 
   constructor(params: RunStartParams) {
     this.id = params.resumeId ?? `run_${nanoid(12)}`;
@@ -124,6 +130,9 @@ export class ServerRun {
     this.feed = params.feed;
     this.approvalTimeoutMs = params.approvalTimeoutMs;
     this.log = new EventLog(params.maxEvents, params.maxEventBytes);
+    this.budget = params.runOptions.budget;
+    // The chart definition is sent once per feed, so a page can draw runs it never inspected.
+    this.feed.definitionFor(getRunMachine());
     const inspect = this.feed.observerFor(this.id);
     this.publishRun(inspect !== undefined);
     const options: RunOptions = {
@@ -204,7 +213,7 @@ export class ServerRun {
     if (!this.sync().some((approval) => approval.approvalId === approvalId)) return false;
     const decided = approve ? this.handle.approvals.approve(approvalId) : this.handle.approvals.reject(approvalId, reason);
     if (!decided) return false;
-    this.holds.get(approvalId)?.finish(approve ? 'approved' : 'denied');
+    this.holds.get(approvalId)?.finish(approve ? 'approved' : 'denied', 'api', reason);
     return true;
   }
 
@@ -223,10 +232,11 @@ export class ServerRun {
       endedAt: this.endedAt,
       output: this.output,
       error: this.error,
-      usage: this.usage,
+      usage: this.usage ?? (this.liveUsage.requests > 0 ? { ...this.liveUsage } : undefined),
       turns: this.turns,
       events: this.eventCount,
       pendingApprovals: this.pendingApprovals(),
+      budget: this.budget,
     };
   }
 
@@ -252,6 +262,8 @@ export class ServerRun {
     this.log.add(index, wire);
     for (const subscriber of this.subscribers) safely(() => subscriber.event(wire, index));
     this.feed.publish({ kind: 'run_event', run: this.id, event: feedRunEvent(wire) });
+    // The root's reply carries its running total, sub-runs' spend included.
+    if (event.type === 'message_completed' && event.runId === this.id) Object.assign(this.liveUsage, event.usage);
     if (event.runId !== this.id) return;
     if (event.type === 'run_completed') {
       this.usage = event.usage;
@@ -316,12 +328,12 @@ export class ServerRun {
     const done = new Promise<ApprovalState>((r) => (resolve = r));
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
-    const finish = (state: ApprovalState): void => {
+    const finish = (state: ApprovalState, decidedBy: ApprovalDecider, reason?: string): void => {
       if (settled) return;
       settled = true;
       if (timer) clearTimeout(timer);
       this.holds.delete(approvalId);
-      this.publishApproval(view, state);
+      this.publishApproval(view, state, decidedBy, reason);
       resolve(state);
     };
     this.holds.set(approvalId, { view, done, finish });
@@ -329,20 +341,20 @@ export class ServerRun {
     if (deadline !== undefined) {
       // Measured from when the runtime opened it, also for a call found waiting later.
       timer = setTimeout(() => {
-        if (this.handle.approvals.reject(approvalId)) finish('timed_out');
+        if (this.handle.approvals.reject(approvalId)) finish('timed_out', 'timeout');
       }, Math.max(0, deadline - Date.now()));
     }
     // Cancellation, an aborted sub-run or a runtime timeout decide without us: notice it.
-    void this.handle.approvals.settled(approvalId).then((approved) => finish(approved === true ? 'approved' : 'cancelled'));
+    void this.handle.approvals.settled(approvalId).then((approved) => finish(approved === true ? 'approved' : 'cancelled', 'run'));
   }
 
   /** Finishes holds whose call the run has already decided (e.g. right after a cancel). */
   private settleDecidedHolds(state: ApprovalState): void {
     const waiting = new Set(this.handle.approvals.pending().map((approval) => approval.approvalId));
-    for (const [approvalId, hold] of [...this.holds]) if (!waiting.has(approvalId)) hold.finish(state);
+    for (const [approvalId, hold] of [...this.holds]) if (!waiting.has(approvalId)) hold.finish(state, 'run');
   }
 
-  private publishApproval(view: PendingApprovalView, state: ApprovalState): void {
+  private publishApproval(view: PendingApprovalView, state: ApprovalState, decidedBy?: ApprovalDecider, reason?: string): void {
     this.feed.publish({
       kind: 'approval',
       run: this.id,
@@ -355,6 +367,8 @@ export class ServerRun {
       state,
       since: view.since,
       ...(view.deadline !== undefined ? { deadline: view.deadline } : {}),
+      ...(decidedBy ? { decidedBy } : {}),
+      ...(reason ? { reason } : {}),
     });
   }
 
@@ -371,35 +385,6 @@ export class ServerRun {
       ...(this.error ? { error: this.error } : {}),
       inspected,
     });
-  }
-}
-
-/** The server's runs: live ones plus the most recent finished ones. */
-export class RunRegistry {
-  private readonly runs = new Map<string, ServerRun>();
-
-  constructor(private readonly maxRuns: number) {}
-
-  add(run: ServerRun): void {
-    this.runs.set(run.id, run);
-    if (this.runs.size <= this.maxRuns) return;
-    for (const [id, old] of this.runs) {
-      if (this.runs.size <= this.maxRuns) break;
-      if (old.finished) this.runs.delete(id);
-    }
-  }
-
-  get(id: string): ServerRun | undefined {
-    return this.runs.get(id);
-  }
-
-  /** Newest first. */
-  list(): ServerRun[] {
-    return [...this.runs.values()].reverse();
-  }
-
-  active(): ServerRun[] {
-    return [...this.runs.values()].filter((run) => !run.finished);
   }
 }
 

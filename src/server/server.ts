@@ -9,7 +9,11 @@ import type { ContentPart } from '../message-parts.js';
 import { decideStoredApproval, recoverStoredRuns, resumeRoute, type RecoveryHost } from './run-recovery.js';
 import { HttpError, SseStream, allowedHostSet, answerClientError, checkBearer, hostAllowed, parseJsonObject, readBody, sendError, sendJson, timeoutSettings } from './http.js';
 import { findApproval } from './find-approval.js';
-import { RunRegistry, ServerRun } from './runs.js';
+import { agentGraph } from '../inspect/topology.js';
+import { getRunMachine } from '../runtime/run-machine.js';
+import { listRuns, parseRunQuery, storedRunView, storedStatus } from './run-index.js';
+import { RunRegistry } from './run-registry.js';
+import { ServerRun } from './runs.js';
 import { findInspectorDir, serveStatic } from './static.js';
 import { serveUIChat } from './ui-chat.js';
 import { answerQuestion, steerRun } from './steer-routes.js';
@@ -110,6 +114,7 @@ function decodeRunId(raw: string): string {
     throw new HttpError(400, 'invalid_run_id', 'Run id is not valid URL encoding.');
   }
 }
+const AGENT_GRAPH = /^\/api\/agents\/([^/]+)\/graph$/;
 
 /**
  * The troupe HTTP server (node:http, loopback by default):
@@ -140,8 +145,12 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
   const allowedHosts = allowedHostSet(host, options.allowedHosts);
   const timeouts = timeoutSettings(options.requestTimeoutMs, options.headersTimeoutMs);
   const feed = new InspectionFeed({ mode: options.inspect ?? 'on-demand' });
+  // The run chart's definition, so the page can draw stored runs and runs nobody inspected.
+  feed.definitionFor(getRunMachine());
   const registry = new RunRegistry(options.maxRuns ?? 200);
   const streams = new Set<SseStream>();
+  /** First user message of stored runs (it never changes), so listing does not reload every log. */
+  const storedInputs = new Map<string, string | undefined>();
   let inspectorClients = 0;
   let closing = false;
 
@@ -235,7 +244,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         return sendJson(res, 202, { runId: run.id, status: 'cancelling' });
       }
       case 'GET /api/runs':
-        return sendJson(res, 200, { runs: registry.list().map((run) => run.summary()) });
+        return sendJson(res, 200, { runs: await listRuns(registry, options.checkpointStore, parseRunQuery(url), storedInputs) });
       case 'GET /api/agents':
         return sendJson(res, 200, { agents: [...agents.keys()] });
       case 'GET /api/inspect': {
@@ -285,9 +294,27 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         throw new HttpError(400, 'invalid_run_id', 'Run id is not valid URL encoding.');
       }
       const run = registry.get(id);
-      if (!run) throw new HttpError(404, 'run_not_found', `No run '${id}'.`);
-      const { dropped } = run;
-      return sendJson(res, 200, { ...run.summary(), droppedEvents: dropped.count, droppedEventBytes: dropped.bytes, eventBytes: run.eventBytes, eventLog: run.events });
+      const stored = options.checkpointStore ? await storedRunView(options.checkpointStore, id) : undefined;
+      if (run) {
+        const { dropped } = run;
+        return sendJson(res, 200, { ...run.summary(), source: 'live', droppedEvents: dropped.count, droppedEventBytes: dropped.bytes, eventBytes: run.eventBytes, eventLog: run.events, ...(stored ? { log: stored } : {}) });
+      }
+      if (!stored) throw new HttpError(404, 'run_not_found', `No run '${id}'.`);
+      const listed = (await Promise.resolve(options.checkpointStore?.list?.()).catch(() => undefined))?.find((summary) => summary.runId === id);
+      return sendJson(res, 200, storedRunDetail(id, stored, listed));
+    }
+    const graphMatch = AGENT_GRAPH.exec(pathname);
+    if (graphMatch && method === 'GET') {
+      const name = safeDecode(graphMatch[1]!);
+      const source = agents.get(name);
+      if (!source) throw new HttpError(404, 'unknown_agent', `Unknown agent '${name}'. Registered agents: ${[...agents.keys()].join(', ') || '(none)'}.`);
+      let agent: Agent;
+      try {
+        agent = typeof source === 'function' ? source() : source;
+      } catch (error) {
+        throw new HttpError(500, 'agent_factory_failed', `Agent factory for '${name}' failed: ${(error as Error)?.message ?? String(error)}`);
+      }
+      return sendJson(res, 200, { agent: name, graph: agentGraph(agent) });
     }
     const allowed = ALLOWED.get(pathname);
     if (allowed) throw new HttpError(405, 'method_not_allowed', `Method ${method} is not allowed on ${pathname}.`, { allow: allowed });
@@ -367,6 +394,36 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
       http.closeAllConnections();
       await closed;
     },
+  };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new HttpError(400, 'invalid_name', 'Name is not valid URL encoding.');
+  }
+}
+
+/** A run only the checkpoint store knows (e.g. from before a restart), shaped like a live run's detail. */
+function storedRunDetail(runId: string, stored: NonNullable<Awaited<ReturnType<typeof storedRunView>>>, listed: { createdAt: number; updatedAt: number } | undefined): Record<string, unknown> {
+  const { head } = stored;
+  const finished = head.status === 'completed' || head.status === 'failed';
+  return {
+    runId,
+    source: 'stored',
+    agent: head.agent,
+    input: stored.transcript.find((m) => m.role === 'user')?.content,
+    status: storedStatus(head),
+    startedAt: listed?.createdAt,
+    endedAt: finished ? listed?.updatedAt : undefined,
+    output: head.output,
+    error: head.error ? { name: head.error.name, code: undefined, message: head.error.message } : undefined,
+    usage: head.usage,
+    turns: head.turn,
+    pendingApprovals: [],
+    eventLog: [],
+    log: stored,
   };
 }
 

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { UserError } from '../errors.js';
 import { HttpError, checkFields, parseJsonBody, parseJsonObject } from './http.js';
-import type { RunRegistry, ServerRun } from './runs.js';
+import type { RunRegistry } from './run-registry.js';
+import type { ServerRun } from './runs.js';
 
 /** Longest steer text and answer the API takes. */
 const MAX_TEXT = 20_000;

@@ -63,6 +63,8 @@ export interface Tool<Deps = any> {
   readonly source: string;
   /** Set on handoff tools: always a barrier, first one in a turn wins. `target` is the agent (typed loosely to avoid a cycle). */
   readonly handoff?: { readonly targetName: string; readonly target?: unknown };
+  /** Set on agent-as-tool tools (`agent.asTool()`): the agent each call runs as a sub-run (typed loosely to avoid a cycle). */
+  readonly agentTool?: { readonly agentName: string; readonly agent?: unknown };
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

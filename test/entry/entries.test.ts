@@ -73,7 +73,7 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/postgres');
     expect(loaded.exports).toEqual(['PostgresCheckpointStore', 'PostgresSession', 'RunLocked', 'StoreUnavailable', 'enqueueRun', 'migratePostgres']);
     expect(loaded.files).toEqual([
-      'entry/postgres.js', 'errors.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-checkpoint-store.js', 'store/postgres-layout.js',
+      'entry/postgres.js', 'errors.js', 'message-parts.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-checkpoint-store.js', 'store/postgres-layout.js',
       'store/postgres-migrate.js', 'store/postgres-queue.js', 'store/postgres-session.js', 'store/postgres.js', 'store/session.js',
     ]);
     // pgpass and split2 load when a connection opens.

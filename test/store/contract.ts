@@ -29,7 +29,7 @@ export const EVERY_KIND: readonly CheckpointEntry[] = [
 
 /** A malformed entry of each newer kind and the exact refusal. */
 const MALFORMED: ReadonlyArray<[string, unknown, string]> = [
-  ['input source', { kind: 'input', message: { role: 'user', content: 'q' }, source: 'radio' }, "field 'source' must be one of input, mailbox, steer, follow_up, got \"radio\""],
+  ['input source', { kind: 'input', message: { role: 'user', content: 'q' }, source: 'radio' }, "field 'source' must be one of input, mailbox, steer, follow_up, hook, repair, got \"radio\""],
   ['handoff', { kind: 'handoff', turn: 1, from: 'a' }, "missing field 'to'"],
   ['approval_request', { kind: 'approval_request', turn: 1, index: 0, callId: 'c', approvalId: 'x', tool: 't', argsHash: 'abc', requestedAt: 1 }, "field 'argsHash' must be 64 lower-case hex digits"],
   ['approval_decision', { kind: 'approval_decision', approvalId: 'x', callId: 'c', argsHash: HASH, approved: 'yes', decidedAt: 1 }, "field 'approved' must be a boolean, got \"yes\""],

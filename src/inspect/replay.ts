@@ -1,0 +1,108 @@
+/**
+ * Replay of a stored run: step N of its checkpoint log shows the first N entries as
+ * transcript items (one item per entry) and the run chart's state after them. No model is
+ * called; it is a fold over the log. Entry kinds this build does not know are shown as
+ * generic items and leave the chart state as it was. Dependency-free: the page imports it.
+ */
+
+/** A log entry as `GET /api/runs/:id` sends it: known kinds typed, any other kind kept. */
+export interface WireEntry {
+  readonly kind: string;
+  readonly [field: string]: unknown;
+}
+
+interface WireMessage {
+  readonly role?: string;
+  readonly content?: string;
+  readonly reasoning?: string;
+  readonly agent?: string;
+  readonly callId?: string;
+  readonly name?: string;
+  readonly isError?: boolean;
+  readonly toolCalls?: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }>;
+}
+
+export type ReplayItem =
+  | { readonly kind: 'input'; readonly index: number; readonly role: string; readonly text: string }
+  | { readonly kind: 'reply'; readonly index: number; readonly turn: number; readonly agent: string; readonly text: string; readonly reasoning: string; readonly calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }> }
+  | { readonly kind: 'result'; readonly index: number; readonly turn: number; readonly callId: string; readonly tool: string; readonly content: string; readonly isError: boolean }
+  | { readonly kind: 'turn_end'; readonly index: number; readonly turn: number }
+  | { readonly kind: 'other'; readonly index: number; readonly entryKind: string; readonly payload: WireEntry };
+
+export interface ReplayState {
+  /** Entries applied (0 = nothing yet). */
+  readonly step: number;
+  readonly items: readonly ReplayItem[];
+  /** Active state ids of the run chart after `step` entries, ancestors first. */
+  readonly active: readonly string[];
+  readonly turn: number;
+  /** The agent that replied last (a handoff changes it). */
+  readonly agent: string | undefined;
+}
+
+export type StoredStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'suspended' | string;
+
+/** One entry as a transcript item. */
+export function replayItem(entry: WireEntry, index: number): ReplayItem {
+  const message = (entry.message ?? {}) as WireMessage;
+  const turn = typeof entry.turn === 'number' ? entry.turn : 0;
+  switch (entry.kind) {
+    case 'input':
+      return { kind: 'input', index, role: message.role ?? 'user', text: String(message.content ?? '') };
+    case 'reply':
+      return { kind: 'reply', index, turn, agent: message.agent ?? '', text: String(message.content ?? ''), reasoning: String(message.reasoning ?? ''), calls: message.toolCalls ?? [] };
+    case 'result':
+      return { kind: 'result', index, turn, callId: String(message.callId ?? ''), tool: String(message.name ?? ''), content: String(message.content ?? ''), isError: message.isError === true };
+    case 'turn_end':
+      return { kind: 'turn_end', index, turn };
+    default:
+      return { kind: 'other', index, entryKind: String(entry.kind), payload: entry };
+  }
+}
+
+const chain = (leaf: string): string[] => leaf.split('.').map((_, i, parts) => parts.slice(0, i + 1).join('.'));
+
+/**
+ * The state after the first `step` entries of a run whose head says `status`. The last step
+ * of a finished run is its final state (completed, failed); otherwise the state follows the
+ * entry: input → model, a reply with calls still missing results → executing, all results
+ * in → checkpoint, a reply without calls → closing, turn_end → turnEnd.
+ */
+export function replayAt(entries: readonly WireEntry[], step: number, status: StoredStatus): ReplayState {
+  const n = Math.max(0, Math.min(entries.length, Math.floor(step)));
+  const items: ReplayItem[] = [];
+  let leaf = 'run.starting';
+  let turn = 0;
+  let agent: string | undefined;
+  let missing = 0;
+  for (let i = 0; i < n; i++) {
+    const item = replayItem(entries[i]!, i);
+    items.push(item);
+    switch (item.kind) {
+      case 'input':
+        leaf = 'run.turn.model';
+        break;
+      case 'reply':
+        turn = item.turn;
+        agent = item.agent || agent;
+        missing = item.calls.length;
+        leaf = missing > 0 ? 'run.turn.executing' : 'run.turn.closing';
+        break;
+      case 'result':
+        missing = Math.max(0, missing - 1);
+        leaf = missing > 0 ? 'run.turn.executing' : 'run.turn.checkpoint';
+        break;
+      case 'turn_end':
+        leaf = 'run.turn.turnEnd';
+        break;
+      default:
+        break; // an unknown entry does not move the chart
+    }
+  }
+  if (n === entries.length && n > 0) {
+    if (status === 'completed') leaf = 'run.completed';
+    else if (status === 'failed') leaf = 'run.failed';
+    else if (status === 'suspended') leaf = 'run.turn.executing.approvalWait';
+  }
+  return { step: n, items, active: chain(leaf), turn, agent };
+}

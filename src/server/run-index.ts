@@ -1,0 +1,175 @@
+import { pendingStoredApprovals } from '../runtime/decide.js';
+import type { WireError } from '../inspect/wire.js';
+import { restoreRun } from '../runtime/resume.js';
+import type { CheckpointStore, StoredRun } from '../store/checkpoint-store.js';
+import type { Message, Usage } from '../types.js';
+import { HttpError } from './http.js';
+import type { RunRegistry } from './run-registry.js';
+import type { PendingApprovalView, RunSummary } from './runs.js';
+
+/** Statuses `GET /api/runs?status=` accepts: live statuses plus the store's. */
+export const RUN_LIST_STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted', 'suspended'] as const;
+export type RunListStatus = (typeof RUN_LIST_STATUSES)[number];
+
+/** One row of `GET /api/runs`: a live run of this process or a run found only in the checkpoint store. */
+export interface RunListEntry {
+  readonly runId: string;
+  readonly source: 'live' | 'stored';
+  readonly agent: string;
+  /** The first user message (stored runs: from the log's first `input` entry). */
+  readonly input: string | undefined;
+  readonly status: RunListStatus | string;
+  readonly startedAt: number;
+  readonly endedAt: number | undefined;
+  readonly durationMs: number | undefined;
+  readonly usage: Usage | undefined;
+  readonly turns: number | undefined;
+  readonly output: string | undefined;
+  readonly error: WireError | undefined;
+  readonly pendingApprovals: readonly PendingApprovalView[];
+}
+
+export interface RunListQuery {
+  readonly status: readonly string[] | undefined;
+  /** Case-insensitive text matched against run id, agent, input, output and error message. */
+  readonly q: string | undefined;
+  readonly limit: number;
+}
+
+/**
+ * Parses `?status=a,b&q=text&limit=n`.
+ * @throws HttpError 400 `invalid_query` for an unknown status or a bad limit.
+ */
+export function parseRunQuery(url: URL): RunListQuery {
+  const raw = url.searchParams.getAll('status').flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+  for (const status of raw) {
+    if (!(RUN_LIST_STATUSES as readonly string[]).includes(status)) throw new HttpError(400, 'invalid_query', `Unknown status '${status}'. Use one of ${RUN_LIST_STATUSES.join(', ')}.`);
+  }
+  const limitText = url.searchParams.get('limit');
+  const limit = limitText === null ? 500 : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new HttpError(400, 'invalid_query', `limit must be an integer from 1 to 10000, got '${limitText}'.`);
+  const q = url.searchParams.get('q')?.trim();
+  return { status: raw.length > 0 ? raw : undefined, q: q ? q : undefined, limit };
+}
+
+function fromLive(run: RunSummary): RunListEntry {
+  return {
+    runId: run.runId,
+    source: 'live',
+    agent: run.agent,
+    input: run.input,
+    status: run.status,
+    startedAt: run.startedAt,
+    endedAt: run.endedAt,
+    durationMs: run.endedAt !== undefined ? run.endedAt - run.startedAt : undefined,
+    usage: run.usage,
+    turns: run.turns,
+    output: run.output,
+    error: run.error,
+    pendingApprovals: run.pendingApprovals,
+  };
+}
+
+/** A stored head's status as the list shows it: a failed run whose error is RunCancelled is `cancelled`. */
+export function storedStatus(head: StoredRun['head']): string {
+  if (head.status === 'failed' && head.error?.name === 'RunCancelled') return 'cancelled';
+  return head.status;
+}
+
+/** The text of the log's first `input` entry. */
+export function storedInput(run: StoredRun): string | undefined {
+  const first = run.entries.find((entry) => entry.kind === 'input') as { message?: Message } | undefined;
+  const content = first?.message?.content;
+  return typeof content === 'string' ? content : undefined;
+}
+
+/**
+ * Live runs merged with the checkpoint store's runs (a run in both is shown once, live),
+ * newest first, filtered by status and text. A store that fails to list or load is
+ * reported, not hidden: the error becomes a 500 `store_error` with its message.
+ */
+export async function listRuns(registry: RunRegistry, store: CheckpointStore | undefined, query: RunListQuery, inputs: Map<string, string | undefined>): Promise<RunListEntry[]> {
+  const rows = registry.list().map((run) => fromLive(run.summary()));
+  const live = new Set(rows.map((row) => row.runId));
+  if (store?.list) {
+    let stored;
+    try {
+      stored = await store.list();
+    } catch (error) {
+      throw new HttpError(500, 'store_error', `Listing stored runs failed: ${(error as Error)?.message ?? String(error)}`);
+    }
+    for (const summary of stored) {
+      // A sub-run's own log (`<root>/<turn>.<index>`) belongs to its root run's row.
+      if (live.has(summary.runId) || summary.runId.includes('/')) continue;
+      const { head } = summary;
+      const finished = head.status === 'completed' || head.status === 'failed';
+      if (!inputs.has(summary.runId)) {
+        const loaded = await Promise.resolve(store.load(summary.runId)).catch(() => undefined);
+        inputs.set(summary.runId, loaded ? storedInput(loaded) : undefined);
+      }
+      rows.push({
+        runId: summary.runId,
+        source: 'stored',
+        agent: head.agent,
+        input: inputs.get(summary.runId),
+        status: storedStatus(head),
+        startedAt: summary.createdAt,
+        endedAt: finished ? summary.updatedAt : undefined,
+        durationMs: summary.updatedAt - summary.createdAt,
+        usage: head.usage,
+        turns: head.turn,
+        output: head.output,
+        error: head.error ? { name: head.error.name, code: undefined, message: head.error.message } : undefined,
+        pendingApprovals: head.status === 'suspended' ? await suspendedApprovals(store, summary.runId, head.agent) : [],
+      });
+    }
+  }
+  const needle = query.q?.toLowerCase();
+  return rows
+    .filter((row) => !query.status || query.status.includes(row.status))
+    .filter((row) => !needle || [row.runId, row.agent, row.input, row.output, row.error?.name, row.error?.message].some((text) => text?.toLowerCase().includes(needle)))
+    .sort((a, b) => b.startedAt - a.startedAt)
+    .slice(0, query.limit);
+}
+
+/** `GET /api/runs/:id` for a run the store has: its log, and what restoring it gives. */
+export interface StoredRunView {
+  readonly schemaVersion: number | undefined;
+  readonly head: StoredRun['head'];
+  /** Every entry in append order, also kinds this build does not know. */
+  readonly entries: readonly unknown[];
+  /** The transcript `restoreRun` rebuilds from the known entries. */
+  readonly transcript: readonly Message[];
+  /** Entries of kinds this build does not know (shown generically by the page). */
+  readonly unknownEntries: number;
+  /** Set when the known entries do not restore (a damaged log): the message. */
+  readonly restoreError: string | undefined;
+}
+
+const KNOWN = new Set(['input', 'reply', 'result', 'turn_end']);
+
+/** The stored log of `runId` as the page shows it; undefined when the store has no such run. */
+export async function storedRunView(store: CheckpointStore, runId: string): Promise<StoredRunView | undefined> {
+  let run: StoredRun | undefined;
+  try {
+    run = await store.load(runId);
+  } catch (error) {
+    throw new HttpError(500, 'store_error', `Loading run '${runId}' failed: ${(error as Error)?.message ?? String(error)}`);
+  }
+  if (!run) return undefined;
+  const known = run.entries.filter((entry) => KNOWN.has(entry.kind));
+  let transcript: readonly Message[] = [];
+  let restoreError: string | undefined;
+  try {
+    transcript = restoreRun(known, run.head).transcript;
+  } catch (error) {
+    restoreError = (error as Error)?.message ?? String(error);
+  }
+  return { schemaVersion: run.schemaVersion, head: run.head, entries: run.entries, transcript, unknownEntries: run.entries.length - known.length, restoreError };
+}
+
+/** A parked run's approvals, from its log: they can be decided through POST /api/chat/approve. */
+async function suspendedApprovals(store: CheckpointStore, runId: string, agent: string): Promise<PendingApprovalView[]> {
+  const pending = await pendingStoredApprovals(store, runId).catch(() => []);
+  return pending.map((request) => ({ approvalId: request.approvalId, runId, callId: request.callId, tool: request.tool, args: undefined, path: [agent], agent, since: request.requestedAt, deadline: undefined }));
+}
