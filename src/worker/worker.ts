@@ -86,7 +86,8 @@ export function startWorker(options: WorkerOptions): Worker {
       log(`run ${claimed.runId}: ${claimed.input === undefined ? 'resuming' : 'starting'} on ${agent.name}`);
       const handle = Runner.stream(agent, claimed.input ?? '', {
         runId: claimed.runId,
-        checkpoint: { store: ownedStore(options.store, owner), runId: claimed.runId, ifRunExists: 'resume' },
+        // The run renews the worker's lease with the worker's lease time (its claim acts for the worker).
+        checkpoint: { store: ownedStore(options.store, owner), runId: claimed.runId, ifRunExists: 'resume', leaseMs: ttl },
         signal: controller.signal,
       });
       const outcome = await handle.result().then(
