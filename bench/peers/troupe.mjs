@@ -9,7 +9,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { FakeScript, FINAL_TEXT, TOOL_NAME } from './fake-model.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const { Agent, Runner, tool } = await import(pathToFileURL(join(root, 'node_modules/.troupe-bench/src/index.js')).href);
+// TROUPE_BENCH_BUILD: another compiled troupe (e.g. an older commit) to compare against, same layout.
+const build = process.env.TROUPE_BENCH_BUILD ?? join(root, 'node_modules/.troupe-bench');
+const { Agent, Runner, tool } = await import(pathToFileURL(join(build, 'src/index.js')).href);
 // The project's own zod, by the same file URL troupe's compiled code resolves, so both share one
 // module instance (a bare 'zod' here would find bench/peers/node_modules/zod, pi-ai's copy).
 const zodPkg = createRequire(join(root, 'package.json')).resolve('zod/package.json');
