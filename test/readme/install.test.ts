@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'troupe-install-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+// Removing the copied dependencies can take longer than the default hook timeout on a busy machine.
+afterAll(() => rmSync(work, { recursive: true, force: true }), 60_000);
 
 /** The ```js block of the README's "Use it in your project" section (the user's agent.mjs). */
 function readmeAgentScript(): string {
