@@ -16,8 +16,11 @@ const shape = shapes[workload];
 if (!shape) throw new Error(`unknown workload ${workload}`);
 const reps = Number(repsArg ?? shape.reps);
 const start = performance.now();
+const cpu = process.cpuUsage();
 for (let i = 0; i < reps; i++) {
   if (shape.concurrent) await Promise.all(Array.from({ length: shape.concurrent }, () => adapter.run(shape.turns)));
   else await adapter.run(shape.turns);
 }
-console.log(`${which} ${workload}: ${reps} reps in ${(performance.now() - start).toFixed(0)} ms`);
+const used = process.cpuUsage(cpu);
+// CPU time beside wall time: on a shared machine the CPU time is the steadier of the two.
+console.log(`${which} ${workload}: ${reps} reps in ${(performance.now() - start).toFixed(0)} ms wall, ${((used.user + used.system) / 1000).toFixed(0)} ms cpu`);

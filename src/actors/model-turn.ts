@@ -1,5 +1,4 @@
 import { nanoid } from 'nanoid';
-import { fromPromise } from 'xstate';
 import { ModelError } from '../errors.js';
 import { ContextOverflowError, isContextOverflow } from '../models/context-overflow.js';
 import { checkedUsage } from '../models/usage.js';
@@ -64,8 +63,8 @@ export interface ModelReply {
 
 /**
  * One model turn: the contextPolicy view, the beforeModelCall view, the stream (deltas
- * forwarded as they arrive), then the afterModelResponse verdict. Aborted when the run
- * leaves the model state. A context overflow before anything streamed is compacted harder
+ * forwarded as they arrive), then the afterModelResponse verdict. `signal` is the run's: it
+ * aborts when the run ends. A context overflow before anything streamed is compacted harder
  * and asked once more. Rejects with ModelError (ContextOverflowError for an overflow that
  * compaction could not fix) or HookError.
  */
@@ -177,5 +176,3 @@ function validCall(call: ToolCallRequest, earlier: readonly ToolCallRequest[]): 
   }
   return call.id ? call : { ...call, id: `call_${nanoid(12)}` };
 }
-
-export const modelTurnActor = fromPromise<ModelReply, ModelTurnInput>(({ input, signal }) => streamModelTurn(input, signal));

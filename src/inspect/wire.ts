@@ -18,7 +18,7 @@ export interface WireError {
 }
 
 /** What kind of logic an actor runs. */
-export type WireLogic = 'run' | 'machine' | 'executor' | 'toolCall' | 'promise' | 'other';
+export type WireLogic = 'run' | 'machine' | 'executor' | 'modelCaller' | 'toolCall' | 'promise' | 'other';
 
 export type WireStatus = 'active' | 'done' | 'error' | 'stopped';
 
@@ -39,7 +39,7 @@ export interface ActorRecord extends RecordBase {
   readonly definitionId?: string;
   /** For `run` actors: the run id (root or sub-run, e.g. `run_x/1.0` for the sub-run of call 0 in turn 1). */
   readonly runId?: string;
-  /** For invoked actors: the `src` name (`modelTurn`, `approval`, `checkpoint`). */
+  /** For invoked actors: the `src` name (`approval`, `checkpoint`, `runEnd`…). */
   readonly src?: string;
   /** True when the actor already existed when the observer attached (bootstrap). */
   readonly bootstrap?: boolean;

@@ -1,8 +1,8 @@
-import { raise, setup } from 'xstate';
+import { raise, sendTo, setup } from 'xstate';
 import type { Agent } from '../agent.js';
 import { approvalActor } from '../actors/approval.js';
 import { checkpointActor, restoreActor, runEndActor, sessionSaveActor } from '../actors/checkpoint.js';
-import { modelTurnActor } from '../actors/model-turn.js';
+import { ModelRequestEvent, modelCallerLogic, type ModelAnswerEvent } from '../actors/model-caller.js';
 import { runActions } from '../actors/run-actions.js';
 import { toolExecutorLogic, type ToolsSettledEvent } from '../actors/tool-executor.js';
 import { admitCalls, approvalInput, type PreflightVerdictEvent } from '../runtime/run-calls.js';
@@ -41,6 +41,7 @@ export type RunMachineEvent =
   /** An approval wait of the current call opened (the predicate said a decision is needed). */
   | { type: 'approval.opened'; approvalId: string }
   | ToolsSettledEvent
+  | ModelAnswerEvent
   | PreflightVerdictEvent;
 
 /**
@@ -61,9 +62,14 @@ export const runMachine = setup({
     // Preflight's verdict is an event: the chart, not a flag, decides where the run goes.
     // (`raise` evaluates its event once, when the entry runs; cheaper than enqueueActions.)
     admitCalls: raise(({ context }) => ({ type: admitCalls((context as RunMachineContext).run) })),
+    // Sent after the step that entered `turn.model` (XState defers sendTo), so the request sees every entry action of the turn.
+    requestModel: sendTo('model', ({ context }) => {
+      const run = (context as RunMachineContext).run;
+      return new ModelRequestEvent(modelInput(run), run.abortController.signal);
+    }),
   },
   actors: {
-    modelTurn: modelTurnActor,
+    modelCaller: modelCallerLogic,
     approval: approvalActor,
     checkpoint: checkpointActor,
     restore: restoreActor,
@@ -78,8 +84,12 @@ export const runMachine = setup({
   // Waits for START so the first steps run in a started actor: in XState's initial
   // macrostep, invoked actors start before deferred entry actions run.
   initial: 'idle',
-  // Lives for the whole run: hosts one child actor per tool call.
-  invoke: { id: 'tools', src: 'toolExecutor' },
+  // Live for the whole run: the executor hosts one child actor per tool call; the model
+  // caller makes the run's model requests (one message each way per turn).
+  invoke: [
+    { id: 'tools', src: 'toolExecutor' },
+    { id: 'model', src: 'modelCaller' },
+  ],
   on: {
     CANCEL: { target: '.cancelled', actions: 'recordCancel' },
     'tools.settled': [
@@ -148,16 +158,14 @@ export const runMachine = setup({
           ],
         },
         model: {
-          invoke: {
-            id: 'model',
-            src: 'modelTurn',
-            input: ({ context }) => modelInput(context.run),
-            onDone: [
+          entry: 'requestModel',
+          on: {
+            'model.replied': [
               // afterModelResponse asked for a retry: the reply is void, a new turn asks again.
               { guard: 'replyRetried', target: '#run.turn', reenter: true, actions: 'discardReply' },
               { target: 'replied', actions: 'recordReply' },
             ],
-            onError: { target: '#run.failed', actions: 'failWithModelError' },
+            'model.failed': { target: '#run.failed', actions: 'failWithModelError' },
           },
         },
         replied: {

@@ -13,8 +13,8 @@ type AnyEvent = { readonly type: string; readonly input?: unknown; readonly outp
 
 /**
  * An XState inspection observer that tells `tracer` the facts a run's events do not carry:
- * the model each request goes to (the `model` actor's input), each reply's own usage and
- * finish reason (its output), how an approval wait ended and who decided (the `approval`
+ * the model each request goes to (the `model.request` the run sends its model caller), each
+ * reply's own usage and finish reason (the `model.replied` answer), how an approval wait ended and who decided (the `approval`
  * actor's output), and when the run waits at the barrier (its state
  * `turn.executing.barrier.waitingForInFlight`). Run actors of this tree are recognised by
  * their input carrying `sink`, the tree's own event sink, so other actors in the system are
@@ -39,16 +39,20 @@ export function inspectRunActors(tracer: RunTracer, sink: (event: RunEvent) => v
           tracer.runActorCreated(input.runId, nameOf(input.agent?.model));
           return;
         }
+        return;
+      }
+      if (event.type === 'model.request') {
         const parentRun = inspection.sourceRef ? runActors.get(inspection.sourceRef) : undefined;
-        if (parentRun !== undefined && (inspection.actorRef as { id?: unknown }).id === 'model') tracer.modelStarted(parentRun, nameOf((input as { model?: { name?: unknown } } | undefined)?.model));
+        const model = (event as { model?: unknown }).model;
+        if (parentRun !== undefined) tracer.modelStarted(parentRun, typeof model === 'string' ? model : undefined);
         return;
       }
       const runId = runActors.get(inspection.actorRef);
       if (runId === undefined) return;
       switch (event.type) {
-        case 'xstate.done.actor.model':
+        case 'model.replied':
           return tracer.modelReplied(runId, event.output as ModelReplyView | undefined);
-        case 'xstate.error.actor.model':
+        case 'model.failed':
           return tracer.modelFailed(runId, event.error);
         case 'xstate.done.actor.approval':
           return tracer.approvalDecided(runId, event.output as ApprovalOutcomeView | undefined);

@@ -36,7 +36,7 @@ interface RunRecord {
   barrier: Span | undefined;
 }
 
-/** What the model actor returned for one reply (the `modelTurn` actor's output). */
+/** What the model actor returned for one reply (the model caller's `model.replied` output). */
 export interface ModelReplyView {
   readonly usage?: Partial<Usage>;
   readonly finishReason?: string;
@@ -101,7 +101,7 @@ export class RunTracer {
     if (modelName) this.startModels.set(runId, modelName);
   }
 
-  /** The run's model actor started: the `chat` span opens. */
+  /** The run sent its model caller a request: the `chat` span opens. */
   modelStarted(runId: string, modelName: string | undefined): void {
     const run = this.runs.get(runId);
     if (run) this.openChat(run, modelName);

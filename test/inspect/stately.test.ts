@@ -153,7 +153,7 @@ describe("Stately's inspector (@statelyai/inspect) as the inspect run option", (
       // The executor heard of it finishing.
       expect(eventsOf(messages, executor.sessionId)).toContain(`xstate.done.actor.${name}`);
     }
-    // Every actor (run, executor, two tool calls, two model turns) belongs to this run's tree.
+    // Every actor (run, executor, model caller, two tool calls) belongs to this run's tree.
     expect(new Set(actors(messages).map((a) => a.rootId))).toEqual(new Set([run.sessionId]));
   });
 

@@ -59,8 +59,8 @@ export const envHandlers = {
     return [{ type: 'xstate.done.actor.restore' }];
   }),
   'env.loadFail': raise('xstate.error.actor.restore', { error: 'load failed' }),
-  'env.reply': env((_c, e) => [{ type: 'xstate.done.actor.model', output: { reply: e.reply } }]),
-  'env.modelFail': raise('xstate.error.actor.model', { error: 'model failed' }),
+  'env.reply': env((_c, e) => [{ type: 'model.replied', output: { reply: e.reply } }]),
+  'env.modelFail': raise('model.failed', { error: 'model failed' }),
   'env.approve': raise('xstate.done.actor.approval', { output: { approved: true } }),
   'env.deny': raise('xstate.done.actor.approval', { output: { approved: false } }),
   'env.approveBadEdits': raise('xstate.done.actor.approval', { output: { approved: true, badEdits: true } }),

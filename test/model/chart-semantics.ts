@@ -306,6 +306,8 @@ const effects: Record<string, Effect> = {
     if (REPLY_CONTENT[reply]) c.log.push('text_delta');
     c.log.push('message_completed');
   },
+  // The request goes to the run's model caller; its answer is env.reply / env.modelFail.
+  requestModel: () => undefined,
   failWithModelError: (c) => void (c.failure ??= 'ModelError'),
   stopOverBudget: (c) => void (c.stop ??= 'BudgetExceeded'),
   stopOverSpend: (c) => void (c.stop ??= 'BudgetExceeded'),

@@ -74,7 +74,9 @@ describe('inspection feed: replay', () => {
       ['1.0', executor.sessionId],
       ['1.1', executor.sessionId],
     ]);
-    expect(actors.filter((a) => a.logic === 'promise').map((a) => a.src)).toEqual(['modelTurn', 'modelTurn']);
+    // One model caller for the whole run (two turns, two requests), beside the executor.
+    expect(actors.filter((a) => a.logic === 'modelCaller').map((a) => [a.actorId, a.parentSessionId])).toEqual([['model', root.sessionId]]);
+    expect(actors.filter((a) => a.logic === 'promise')).toEqual([]);
 
     const snapshots = ofKind(records, 'snapshot') as SnapshotRecord[];
     const last = snapshots.filter((s) => s.sessionId === root.sessionId).at(-1)!;
@@ -163,6 +165,7 @@ describe('inspection feed: zero cost when nobody watches', () => {
     expect(actors.map((a) => [a.actorId, a.logic, a.bootstrap])).toEqual([
       [runId, 'run', true],
       ['tools', 'executor', true],
+      ['model', 'modelCaller', true],
       ['approval', 'promise', true],
     ]);
     const rootSnap = (ofKind(inspector.records(), 'snapshot') as SnapshotRecord[]).find((s) => s.sessionId === actors[0]!.sessionId)!;
@@ -198,7 +201,10 @@ describe('inspection: definitions and sanitising', () => {
   it('walks the run machine from machine.root, keeping eventless transitions, guards, invokes and entries', () => {
     const root = walkMachine(getRunMachine() as never);
     expect(root.id).toBe('run');
-    expect(root.invoke).toEqual([{ id: 'tools', src: 'toolExecutor' }]);
+    expect(root.invoke).toEqual([
+      { id: 'tools', src: 'toolExecutor' },
+      { id: 'model', src: 'modelCaller' },
+    ]);
     expect(root.transitions.find((t) => t.event === 'CANCEL')).toMatchObject({ kind: 'on', targets: ['run.cancelled'] });
     expect(root.transitions.find((t) => t.event === 'child.spend')).toMatchObject({ targets: [], actions: ['foldChildSpend'] });
     const replied = findNode(root, 'run.turn.replied')!;
@@ -209,10 +215,11 @@ describe('inspection: definitions and sanitising', () => {
       ['always', null, 'run.turn.executing'],
     ]);
     const model = findNode(root, 'run.turn.model')!;
-    expect(model.invoke).toEqual([{ id: 'model', src: 'modelTurn' }]);
-    expect(model.transitions.filter((t) => t.kind === 'done').map((t) => [t.guard ?? null, t.targets[0], t.actions])).toEqual([
-      ['replyRetried', 'run.turn', ['discardReply']],
-      [null, 'run.turn.replied', ['recordReply']],
+    expect([model.invoke, model.entry]).toEqual([[], ['requestModel']]);
+    expect(model.transitions.map((t) => [t.kind, t.event, t.guard ?? null, t.targets[0], t.actions])).toEqual([
+      ['on', 'model.replied', 'replyRetried', 'run.turn', ['discardReply']],
+      ['on', 'model.replied', null, 'run.turn.replied', ['recordReply']],
+      ['on', 'model.failed', null, 'run.failed', ['failWithModelError']],
     ]);
     expect(findNode(root, 'run.turn.executing')!.initial).toBe('run.turn.executing.preflight');
     // The last turnEnd transition re-enters the turn (the next turn starts at checkLimits).
