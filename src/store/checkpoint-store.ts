@@ -213,11 +213,12 @@ export class MemoryCheckpointStore implements CheckpointStore {
 
   append(runId: string, entries: readonly CheckpointEntry[], head: CheckpointHead, fence?: AppendFence): void {
     checkRunId(runId);
-    checkEntries(entries, `run '${runId}'`);
-    checkHead(head, `run '${runId}'`);
+    const where = `run '${runId}'`;
+    checkEntries(entries, where);
+    checkHead(head, where);
     const run = this.runs.get(runId);
-    if (fence) checkFence(runId, fence, this.leases.get(runId), run?.entries.length ?? 0, this.now());
     const now = this.now();
+    if (fence) checkFence(runId, fence, this.leases.get(runId), run?.entries.length ?? 0, now);
     if (run) {
       for (const entry of entries) run.entries.push(entry);
       run.head = head;

@@ -41,9 +41,9 @@ describe('GET /api/runs: live and stored runs, filter and search', () => {
         agent: 'calc',
         input: 'add two pairs',
         status: 'completed',
-        startedAt: 1_700_000_003_000, // the clock's third reading: the lease claim and the first write's fence check read it first
+        startedAt: 1_700_000_002_000, // the clock's second reading: the lease claim reads it first
         endedAt: runs[1].endedAt,
-        durationMs: runs[1].endedAt - 1_700_000_003_000,
+        durationMs: runs[1].endedAt - 1_700_000_002_000,
         usage: calcHead.usage,
         turns: 2,
         output: 'done',
