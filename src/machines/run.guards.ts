@@ -1,5 +1,5 @@
 import type { ApprovalOutcome } from '../runtime/approvals.js';
-import { currentSlot, cancelFromResults, editedArgs } from '../runtime/run-calls.js';
+import { currentSlot, cancelFromResults, editedArgs, settlesAllInFlight } from '../runtime/run-calls.js';
 import { finishesAfterTurn, inputCheckPending, outputProblem, parkNow } from '../runtime/run-end.js';
 import { hasHook } from '../runtime/run-hooks.js';
 import type { ModelReply } from '../actors/model-turn.js';
@@ -38,6 +38,11 @@ export const runGuards = {
   hasCapacity: ({ context }: GuardArgs) => hasCapacity(context.run.inFlight, context.run.options.maxConcurrentToolCalls),
   atCapacity: ({ context }: GuardArgs) => !hasCapacity(context.run.inFlight, context.run.options.maxConcurrentToolCalls),
   resultsCancelRun: ({ event }: GuardArgs) => cancelFromResults((event as ToolsSettledEvent).results) !== undefined,
+  // The last calls of the batch settled (and none cancels the run): draining ends in this step.
+  lastResultsIn: ({ context, event }: GuardArgs) => {
+    const { results } = event as ToolsSettledEvent;
+    return cancelFromResults(results) === undefined && settlesAllInFlight(context.run, results);
+  },
   stopRequested: ({ context }: GuardArgs) => context.run.stopError !== undefined,
   spendOverBudget: ({ context }: GuardArgs) => spendViolation(context.run) !== undefined,
   checkpointing: ({ context }: GuardArgs) => context.run.options.checkpoint !== undefined,

@@ -222,7 +222,12 @@ export const runMachine = setup({
                 },
               },
             },
-            draining: { always: { guard: 'nothingInFlight', target: '#run.turn.afterTools' } },
+            draining: {
+              always: { guard: 'nothingInFlight', target: '#run.turn.afterTools' },
+              // The batch's last results: recorded and on to afterTools in one step. Other results
+              // (and a tool's RunCancelled) are the root's `tools.settled`.
+              on: { 'tools.settled': { guard: 'lastResultsIn', target: '#run.turn.afterTools', actions: 'recordResults' } },
+            },
           },
         },
         afterTools: {

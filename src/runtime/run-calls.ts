@@ -295,6 +295,22 @@ export function recordResults(state: RunState, results: readonly SettledCallResu
   for (const { key, outcome } of results) settle(state, key, outcome);
 }
 
+/**
+ * Whether recording these results leaves no call in flight (pure): each dispatched call has
+ * its outcome here. Results for calls that are not in flight (already closed) do not count.
+ */
+export function settlesAllInFlight(state: RunState, results: readonly SettledCallResult[]): boolean {
+  if (results.length < state.inFlight) return false;
+  const seen = results.length > 1 ? new Set<string>() : undefined;
+  let settling = 0;
+  for (const { key } of results) {
+    if (state.batch.byKey.get(key)?.state !== 'dispatched' || seen?.has(key)) continue;
+    seen?.add(key);
+    settling++;
+  }
+  return settling === state.inFlight;
+}
+
 /** The RunCancelled a tool raised (it cancels the whole run tree), if any of these outcomes carries one. */
 export function cancelFromResults(results: readonly SettledCallResult[]): RunCancelled | undefined {
   for (const { outcome } of results) if (outcome.runSignal instanceof RunCancelled) return outcome.runSignal;

@@ -235,6 +235,11 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
   hasCapacity: ({ context }) => capacity(context),
   atCapacity: ({ context }) => !capacity(context),
   resultsCancelRun: ({ event }) => (event.results as Array<{ cancel: boolean }>).some((r) => r.cancel),
+  // Every call in flight gets its result in this event, and none cancels the run.
+  lastResultsIn: ({ context, event }) => {
+    const results = event.results as Array<{ index: number; cancel: boolean }>;
+    return !results.some((r) => r.cancel) && context.slots.every((s, i) => s.state !== 'dispatched' || results.some((r) => r.index === i));
+  },
   stopRequested: ({ context }) => context.stop !== undefined,
   spendOverBudget: ({ context }) => tokensOver(context) || callsOver(context),
   checkpointing: ({ context }) => profile(context).checkpoint === true,

@@ -37,6 +37,9 @@ const MUTANTS: ReadonlyArray<readonly [string, Provided, Record<string, string>]
   ['resultsCancelRun always false (a tool\'s RunCancelled is just an error result)', { guards: { resultsCancelRun: () => false } }, {
     'launch(basic) → reply(cancelTool) → settle(0)': 'ModelMismatch: step 3 (settle(0)): root chart transitions',
   }],
+  ['lastResultsIn always true (draining ends while calls still run)', { guards: { lastResultsIn: () => true } }, {
+    'launch(basic) → reply(terminatePost) → settle(0)': 'ModelMismatch: step 3 (settle(0)): root chart transitions',
+  }],
   ['noSession always true (a completed run never joins its session)', { guards: { noSession: () => true } }, {
     'launch(session) → loadOk → reply(text)': 'ModelMismatch: step 3 (reply(text)): root chart transitions',
   }],
