@@ -45,12 +45,26 @@ export type RunMachineEvent =
   | PreflightVerdictEvent;
 
 /**
+ * Where a turn goes once it has ended (`endTurn` reports turn_ended first). Shared by
+ * `afterTools` (no checkpoint store: `endTurn` on these transitions) and `turnEnd` (after the
+ * checkpoint, whose entry is `endTurn`). The guards read nothing `endTurn` changes.
+ */
+function afterTurnEnd(...actions: Array<'endTurn'>) {
+  return [
+    { guard: 'runFinished', target: 'closing', actions },
+    { guard: 'handoffPending', target: 'handoff', actions },
+    // Leaving and re-entering `turn` starts the next turn from checkLimits.
+    { target: '#run.turn', reenter: true, actions },
+  ] as const;
+}
+
+/**
  * The run statechart. Every rule that decides where a run goes is a named guard (pure, in
  * run.guards.ts, calling src/rules) or a state; actions (src/actors/run-actions.ts) only
  * apply effects. Swap any of them in tests with `.provide()`.
  *
  * turn = checkLimits → model → replied → executing[preflight ⇄ approvalWait / barrier → draining]
- *        → afterTools → checkpoint → turnEnd → [closing → ending] | [handoff] → next turn | finishing
+ *        → afterTools → (checkpoint → turnEnd) → [closing → ending] | [handoff] → next turn | finishing
  * terminal: completed, failed, cancelled (cancel reports run_failed(RunCancelled)), suspended
  * (a durable run parked at an approval wait: suspending stores it, then the lease is released).
  */
@@ -237,7 +251,8 @@ export const runMachine = setup({
             { guard: 'stopRequested', target: '#run.stopping' },
             { guard: 'spendOverBudget', target: '#run.stopping', actions: 'stopOverSpend' },
             { guard: 'checkpointing', target: 'checkpoint' },
-            { target: 'turnEnd' },
+            // Without a store the turn ends right here (one step less per turn than going through turnEnd).
+            ...afterTurnEnd('endTurn'),
           ],
         },
         checkpoint: {
@@ -249,15 +264,8 @@ export const runMachine = setup({
             onError: { target: '#run.failed', actions: 'failWithCheckpointError' },
           },
         },
-        turnEnd: {
-          entry: 'endTurn',
-          always: [
-            { guard: 'runFinished', target: 'closing' },
-            { guard: 'handoffPending', target: 'handoff' },
-            // Leaving and re-entering `turn` starts the next turn from checkLimits.
-            { target: '#run.turn', reenter: true },
-          ],
-        },
+        // A checkpointed turn ends once its log is written.
+        turnEnd: { entry: 'endTurn', always: afterTurnEnd() },
         // The run would complete (checked only then, so a turn that goes on pays nothing for it).
         closing: {
           always: [

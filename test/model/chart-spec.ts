@@ -135,6 +135,8 @@ export const PROFILES = {
   tokens: { maxTotalTokens: 3, replies: { 1: ['single'], 2: ['single'] } },
   // A triple: the first call runs, the second is over budget, the third never runs.
   durable: { checkpoint: true, maxToolCalls: 1, replies: { 1: ['single', 'triple'], 2: ['text'] } },
+  // A checkpointed turn that hands off: turnEnd (after the checkpoint) goes to handoff.
+  durableHandoff: { checkpoint: true, replies: { 1: ['handoffs'], 2: ['text'] } },
   session: { session: true, replies: { 1: ['text'] } },
   resumeCompleted: { checkpoint: true, stored: 'completed' },
   // The stored turn requested two calls and has the first result.

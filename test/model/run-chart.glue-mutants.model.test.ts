@@ -32,7 +32,8 @@ const MUTANTS: ReadonlyArray<readonly [string, Provided, Record<string, string>]
     'launch(basic) → reply(budgetTool) → settle(0)': 'ModelMismatch: step 3 (settle(0)): root chart transitions',
   }],
   ['handoffPending always false (the handoff never happens)', { guards: { handoffPending: () => false } }, {
-    'launch(basic) → reply(handoffs) → settle(0)': 'ModelMismatch: step 3 (settle(0)): root chart transitions',
+    'launch(basic) → reply(badHandoff) → settle(0)': 'ModelMismatch: step 3 (settle(0)): root chart transitions',
+    'launch(durableHandoff) → loadOk → reply(handoffs) → settle(0) → storeOk': 'ModelMismatch: step 5 (storeOk): root chart transitions',
   }],
   ['resultsCancelRun always false (a tool\'s RunCancelled is just an error result)', { guards: { resultsCancelRun: () => false } }, {
     'launch(basic) → reply(cancelTool) → settle(0)': 'ModelMismatch: step 3 (settle(0)): root chart transitions',

@@ -89,7 +89,7 @@ const MUTANTS: Record<string, Mutant> = {
   'callVerdict: skips the handoff dedup': {
     rule: 'preflight',
     mutate: (o: typeof PreflightRules) => ({ callVerdict: (input: PreflightRules.VerdictInput) => o.callVerdict({ ...input, claimedHandoff: undefined }) }),
-    killedBy: { 'launch(basic) → reply(handoffs) → settle(0)': 'ModelMismatch: step 3 (settle(0)): root chart transitions' },
+    killedBy: { 'launch(durableHandoff) → loadOk → reply(handoffs) → settle(0)': 'ModelMismatch: step 4 (settle(0)): root chart transitions' },
   },
   'batchTerminates: always false': {
     rule: 'batch',
