@@ -95,8 +95,16 @@ export function replayAt(entries: readonly WireEntry[], step: number, status: St
       case 'turn_end':
         leaf = 'run.turn.turnEnd';
         break;
-      default:
-        break; // an unknown entry does not move the chart
+      default: {
+        // Shown as generic items; the ones the chart knows move it (an unknown entry does not).
+        const kind = item.entryKind;
+        if (kind === 'handoff') {
+          agent = typeof item.payload['to'] === 'string' ? item.payload['to'] : agent;
+          leaf = 'run.turn.handoff';
+        } else if (kind === 'approval_request') leaf = 'run.turn.executing.approvalWait';
+        else if (kind === 'approval_decision' || kind === 'subrun_start' || kind === 'subrun_end') leaf = 'run.turn.executing';
+        break;
+      }
     }
   }
   if (n === entries.length && n > 0) {

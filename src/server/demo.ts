@@ -18,7 +18,14 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   const { demoAgent } = await import('../cli/demo.js');
   const { MemoryCheckpointStore } = await import('../store/checkpoint-store.js');
   // Runs are checkpointed (in memory unless a store is given), so the page can replay them.
-  const server = await createServer({ inspect: 'always', ...rest, checkpointStore: rest.checkpointStore ?? new MemoryCheckpointStore(), agents: { demo: demoAgent } });
+  // The in-memory log does not outlive the process, so approvals keep the server's 5-minute deadline unless told otherwise.
+  const server = await createServer({
+    inspect: 'always',
+    approvalTimeoutMs: 300_000,
+    ...rest,
+    checkpointStore: rest.checkpointStore ?? new MemoryCheckpointStore(),
+    agents: { demo: demoAgent },
+  });
   out(banner(server));
   return server;
 }

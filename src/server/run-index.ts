@@ -146,7 +146,8 @@ export interface StoredRunView {
   readonly restoreError: string | undefined;
 }
 
-const KNOWN = new Set(['input', 'reply', 'result', 'turn_end']);
+/** Every entry kind of this build's log format (format 2); others come from a newer troupe. */
+const KNOWN = new Set<string>(['input', 'reply', 'result', 'turn_end', 'handoff', 'approval_request', 'approval_decision', 'subrun_start', 'subrun_end']);
 
 /** The stored log of `runId` as the page shows it; undefined when the store has no such run. */
 export async function storedRunView(store: CheckpointStore, runId: string): Promise<StoredRunView | undefined> {
@@ -172,4 +173,31 @@ export async function storedRunView(store: CheckpointStore, runId: string): Prom
 async function suspendedApprovals(store: CheckpointStore, runId: string, agent: string): Promise<PendingApprovalView[]> {
   const pending = await pendingStoredApprovals(store, runId).catch(() => []);
   return pending.map((request) => ({ approvalId: request.approvalId, runId, callId: request.callId, tool: request.tool, args: undefined, path: [agent], agent, since: request.requestedAt, deadline: undefined }));
+}
+
+/** A run only the checkpoint store knows (e.g. from before a restart), shaped like a live run's detail. */
+export async function storedRunDetail(
+  store: CheckpointStore,
+  runId: string,
+  stored: NonNullable<Awaited<ReturnType<typeof storedRunView>>>,
+  listed: { createdAt: number; updatedAt: number } | undefined,
+): Promise<Record<string, unknown>> {
+  const { head } = stored;
+  const finished = head.status === 'completed' || head.status === 'failed';
+  return {
+    runId,
+    source: 'stored',
+    agent: head.agent,
+    input: stored.transcript.find((m) => m.role === 'user')?.content,
+    status: storedStatus(head),
+    startedAt: listed?.createdAt,
+    endedAt: finished ? listed?.updatedAt : undefined,
+    output: head.output,
+    error: head.error ? { name: head.error.name, code: undefined, message: head.error.message } : undefined,
+    usage: head.usage,
+    turns: head.turn,
+    pendingApprovals: head.status === 'suspended' ? await suspendedApprovals(store, runId, head.agent) : [],
+    eventLog: [],
+    log: stored,
+  };
 }

@@ -6,12 +6,13 @@ import { InspectionFeed, type InspectMode } from '../inspect/feed.js';
 import type { RunOptions } from '../runtime/run-options.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { ContentPart } from '../message-parts.js';
-import { decideStoredApproval, recoverStoredRuns, resumeRoute, type RecoveryHost } from './run-recovery.js';
+import { decideStoredApproval, recoverStoredRuns, type RecoveryHost } from './run-recovery.js';
+import { serveRunAction } from './run-action-routes.js';
 import { HttpError, SseStream, allowedHostSet, answerClientError, checkBearer, hostAllowed, parseJsonObject, readBody, sendError, sendJson, timeoutSettings } from './http.js';
 import { findApproval } from './find-approval.js';
 import { agentGraph } from '../inspect/topology.js';
 import { getRunMachine } from '../runtime/run-machine.js';
-import { listRuns, parseRunQuery, storedRunView, storedStatus } from './run-index.js';
+import { listRuns, parseRunQuery, storedRunDetail, storedRunView } from './run-index.js';
 import { RunRegistry } from './run-registry.js';
 import { ServerRun } from './runs.js';
 import { findInspectorDir, serveStatic } from './static.js';
@@ -105,15 +106,6 @@ const DEFAULT_APPROVAL_TIMEOUT_MS = 300_000;
 /** Longest accepted denial reason (characters). */
 const MAX_REASON_CHARS = 2_000;
 const RUN_ID = /^\/api\/runs\/([^/]+)$/;
-const RUN_ACTION = /^\/api\/runs\/([^/]+)\/(resume|stream)$/;
-
-function decodeRunId(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw new HttpError(400, 'invalid_run_id', 'Run id is not valid URL encoding.');
-  }
-}
 const AGENT_GRAPH = /^\/api\/agents\/([^/]+)\/graph$/;
 
 /**
@@ -263,27 +255,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         return;
       }
     }
-    const subMatch = RUN_ACTION.exec(pathname);
-    if (subMatch) {
-      const id = decodeRunId(subMatch[1]!);
-      if (subMatch[2] === 'resume') {
-        if (method !== 'POST') throw new HttpError(405, 'method_not_allowed', `Method ${method} is not allowed on ${pathname}.`, { allow: 'POST' });
-        const { status, body } = await resumeRoute(recovery, id);
-        return sendJson(res, status, body);
-      }
-      if (method !== 'GET') throw new HttpError(405, 'method_not_allowed', `Method ${method} is not allowed on ${pathname}.`, { allow: 'GET' });
-      const run = registry.get(id);
-      if (!run) throw new HttpError(404, 'run_not_found', `Run '${id}' is not running on this server${recovery ? ' (POST /api/runs/:id/resume continues a stored run)' : ''}.`);
-      // Reattach: the events kept so far, then live ones until the run ends.
-      const sse = new SseStream(res, { 'x-run-id': run.id });
-      streams.add(sse);
-      const unsubscribe = run.subscribe({ event: (event, index) => sse.send(JSON.stringify(event), { event: event.type, id: index }), end: () => sse.end() });
-      sse.onClose(() => {
-        unsubscribe();
-        streams.delete(sse);
-      });
-      return;
-    }
+    if (await serveRunAction(pathname, method, res, { registry, recovery, streams })) return;
     const runMatch = RUN_ID.exec(pathname);
     if (runMatch) {
       if (method !== 'GET') throw new HttpError(405, 'method_not_allowed', `Method ${method} is not allowed on ${pathname}.`, { allow: 'GET' });
@@ -301,7 +273,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
       }
       if (!stored) throw new HttpError(404, 'run_not_found', `No run '${id}'.`);
       const listed = (await Promise.resolve(options.checkpointStore?.list?.()).catch(() => undefined))?.find((summary) => summary.runId === id);
-      return sendJson(res, 200, storedRunDetail(id, stored, listed));
+      return sendJson(res, 200, await storedRunDetail(options.checkpointStore!, id, stored, listed));
     }
     const graphMatch = AGENT_GRAPH.exec(pathname);
     if (graphMatch && method === 'GET') {
@@ -403,28 +375,6 @@ function safeDecode(text: string): string {
   } catch {
     throw new HttpError(400, 'invalid_name', 'Name is not valid URL encoding.');
   }
-}
-
-/** A run only the checkpoint store knows (e.g. from before a restart), shaped like a live run's detail. */
-function storedRunDetail(runId: string, stored: NonNullable<Awaited<ReturnType<typeof storedRunView>>>, listed: { createdAt: number; updatedAt: number } | undefined): Record<string, unknown> {
-  const { head } = stored;
-  const finished = head.status === 'completed' || head.status === 'failed';
-  return {
-    runId,
-    source: 'stored',
-    agent: head.agent,
-    input: stored.transcript.find((m) => m.role === 'user')?.content,
-    status: storedStatus(head),
-    startedAt: listed?.createdAt,
-    endedAt: finished ? listed?.updatedAt : undefined,
-    output: head.output,
-    error: head.error ? { name: head.error.name, code: undefined, message: head.error.message } : undefined,
-    usage: head.usage,
-    turns: head.turn,
-    pendingApprovals: [],
-    eventLog: [],
-    log: stored,
-  };
 }
 
 const ALLOWED = new Map<string, string>([

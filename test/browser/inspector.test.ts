@@ -126,12 +126,13 @@ describe.skipIf(!haveChromium)('inspector page (Chromium): the demo, live', () =
     await shot(page, 'transcript', '#transcript-panel');
 
     // The demo server checkpoints its runs, so the finished run can be replayed step by step.
+    // 17 entries: the replies, results and turn ends, plus the handoff, the research sub-run's start and end, and the booking's approval request and decision.
     const detail = (await (await fetch(`${server.url}/api/runs/${runId}`, { headers: { authorization: `Bearer ${server.token}` } })).json()) as { log: { entries: Array<{ kind: string }> } };
-    expect(detail.log.entries).toHaveLength(12);
-    await expect.poll(() => page.locator('#replay-step').getAttribute('max')).toBe('12');
+    expect(detail.log.entries).toHaveLength(17);
+    await expect.poll(() => page.locator('#replay-step').getAttribute('max')).toBe('17');
     await page.fill('#replay-step', '2');
     await expect.poll(() => page.locator('#replay li').evaluateAll((els) => els.map((el) => el.getAttribute('data-kind')))).toEqual(['input', 'reply']);
-    expect(await page.locator('#replay-label').textContent()).toBe('step 2 of 12 · reply · turn.executing');
+    expect(await page.locator('#replay-label').textContent()).toBe('step 2 of 17 · reply · turn.executing');
     await expect.poll(() => page.locator('#topology .topo-node.active').evaluateAll((els) => els.map((el) => el.getAttribute('data-agent')))).toEqual(['Triage']);
     await page.click('#replay-live');
     await page.waitForSelector('#chart [data-state-id="run.completed"].active.leaf');

@@ -48,10 +48,10 @@ describe('replay of a stored run', () => {
   it('shows entry kinds it does not know as generic items and keeps the chart where it was', () => {
     const entries: WireEntry[] = [
       { kind: 'input', message: { role: 'user', content: 'hi' } },
-      { kind: 'approval_decision', callId: 'k1', decision: 'deny' },
+      { kind: 'a_future_kind', callId: 'k1', decision: 'deny' },
     ];
     const state = replayAt(entries, 2, 'running');
-    expect(state.items[1]).toEqual({ kind: 'other', index: 1, entryKind: 'approval_decision', payload: { kind: 'approval_decision', callId: 'k1', decision: 'deny' } });
+    expect(state.items[1]).toEqual({ kind: 'other', index: 1, entryKind: 'a_future_kind', payload: { kind: 'a_future_kind', callId: 'k1', decision: 'deny' } });
     expect(state.active).toEqual(['run', 'run.turn', 'run.turn.model']);
   });
 });

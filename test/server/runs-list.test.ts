@@ -115,7 +115,7 @@ describe('GET /api/runs: live and stored runs, filter and search', () => {
         const run = memory.load(runId);
         if (!run) return undefined;
         const entries = [...run.entries];
-        entries.splice(1, 0, { kind: 'approval_decision', callId: 'c1', decision: 'approve' } as never);
+        entries.splice(1, 0, { kind: 'a_future_kind', callId: 'c1', decision: 'approve' } as never);
         return { ...run, entries };
       },
       list: () => memory.list(),
@@ -125,7 +125,7 @@ describe('GET /api/runs: live and stored runs, filter and search', () => {
       const runId = await runTo(server, 'calc', 'add');
       const { log } = (await call(server, 'GET', `/api/runs/${runId}`)).json;
       expect(log.unknownEntries).toBe(1);
-      expect(log.entries[1]).toEqual({ kind: 'approval_decision', callId: 'c1', decision: 'approve' });
+      expect(log.entries[1]).toEqual({ kind: 'a_future_kind', callId: 'c1', decision: 'approve' });
       expect(log.transcript).toHaveLength(5);
       expect(log.restoreError).toBeUndefined();
     } finally {
