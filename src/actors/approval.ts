@@ -30,6 +30,12 @@ export interface ApprovalInput {
   onOpened?(view: PendingApproval): void;
   /** The wait ended with this outcome. Must not throw. */
   onDecided?(outcome: ApprovalOutcome): void;
+  /**
+   * The run parks at this wait when nobody here decides it (a durable root run with
+   * suspendOnApproval or handle.suspend()): then no handler and no consumer mean "keep
+   * waiting" (the decision comes from `Runner.decide`), not "deny". Must not throw.
+   */
+  parks?(): boolean;
 }
 
 /**
@@ -88,10 +94,12 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
         input.reportFailure(asError(error));
         return finish(false, 'error');
       }
-      const verdict = handlerVerdict(answer);
+      const parks = input.parks?.() === true;
+      // Without a handler, a parking run waits for the decision from another process instead of denying.
+      const verdict = !input.handler && parks ? 'ask' : handlerVerdict(answer);
       if (verdict === 'allow') return finish(true, 'handler');
       // "ask" leaves the call waiting for an out-of-band decision, but only while someone can give one.
-      if (verdict === 'ask' && !router.consumerGone) {
+      if (verdict === 'ask' && (!router.consumerGone || parks)) {
         leftToConsumer = true;
         return;
       }
@@ -105,7 +113,7 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
       view,
       decide: finish,
       consumerPassed: () => void askHandler(),
-      consumerLeft: () => (leftToConsumer ? finish(false, 'handler') : void askHandler()),
+      consumerLeft: () => (!leftToConsumer ? void askHandler() : input.parks?.() === true ? undefined : finish(false, 'handler')),
     });
     input.onOpened?.(view);
     input.announce(view, (approved, reason, edits) => finish(approved, 'consumer', reason, edits));

@@ -163,22 +163,19 @@ export function emitFailed(state: RunState): void {
  * (or configured to), with nothing in flight, while the current call's approval wait is open.
  */
 export function parkNow(state: RunState): boolean {
-  if (!state.runLog || state.parentRef) return false;
-  if (!state.suspendRequested && state.options.checkpoint?.suspendOnApproval !== true) return false;
+  if (!parksForApprovals(state)) return false;
   const slot = state.batch.slots[state.batch.cursor];
   return shouldPark(state.inFlight, slot !== undefined && state.approvals.isWaiting(`${state.runId}:${slot.key}`));
 }
 
-/** The approvals a parking run waits for: the open waits of its current turn, as the log records them. */
+/** Whether the run parks at approval waits (a durable root run with suspendOnApproval, or asked by handle.suspend()). */
+export function parksForApprovals(state: RunState): boolean {
+  return state.runLog !== undefined && !state.parentRef && (state.suspendRequested || state.options.checkpoint?.suspendOnApproval === true);
+}
+
+/** The approvals a parking run waits for: its open waits (already withdrawn from the router by leaving the wait state). */
 function parkedApprovals(state: RunState): SuspendedApproval[] {
-  const prefix = `${state.runId}:`;
-  return state.approvals
-    .pending()
-    .filter((wait) => wait.runId === state.runId && wait.approvalId.startsWith(prefix))
-    .map((wait) => {
-      const slot = state.batch.byKey.get(wait.approvalId.slice(prefix.length))!;
-      return { approvalId: wait.approvalId, callId: wait.callId, tool: wait.tool, arguments: slot.call.arguments, requestedAt: wait.requestedAt };
-    });
+  return [...state.openWaits.values()];
 }
 
 /** The suspending state's work: store the head as "suspended" (the requests are already logged) and wait for it. */
