@@ -11,6 +11,7 @@ import type { CheckpointEntry, StoredRun } from '../../src/index.js';
 import type { FixtureConfig } from '../fixtures/crash-matrix.js';
 
 export type { FixtureConfig };
+export type { Scenario } from '../fixtures/crash-agents.js';
 
 /** One parsed output line of the fixture. */
 export interface FixtureLine {
