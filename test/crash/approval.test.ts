@@ -38,7 +38,7 @@ async function decideAndResume(base: FixtureConfig, approved: boolean) {
   return resumed;
 }
 
-describe('crash during an approval wait, decided from another process (real processes)', () => {
+describe('crash during an approval wait, decided from another process (real processes)', { timeout: 90_000 }, () => {
   it('suspendOnApproval: parks, Runner.decide approves, Runner.resume runs only the approved call, once', async () => {
     const base = config('parked-option');
     await parked(base, 'suspendOnApproval');

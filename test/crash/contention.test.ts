@@ -18,7 +18,7 @@ function expectLocked(loser: Finished, runId: string, winnerPid: number): void {
   expect(loser.lines.filter((l) => l.event).map((l) => l.event!.type)).toEqual(['run_started', 'run_failed']);
 }
 
-describe('several processes on one run (real processes, real SQLite)', () => {
+describe('several processes on one run (real processes, real SQLite)', { timeout: 90_000 }, () => {
   it('two processes resume one crashed run at once: one gets RunLocked and writes nothing, each tool runs once, the log replays', async () => {
     const runId = 'race';
     const base: FixtureConfig = { scenario: 'batch', calls: 2, phase: 'first', mode: 'start', db: ws.file('race.sqlite'), marks: ws.file('race.marks'), runId };

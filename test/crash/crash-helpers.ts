@@ -70,11 +70,11 @@ export function run(config: FixtureConfig): Promise<Finished> {
   return start(config).done;
 }
 
-/** Polls until `ready` holds (checked every 10 ms); rejects with `what` after 20 s or when the process ended first. */
+/** Polls until `ready` holds (checked every 10 ms); rejects with `what` after 60 s or when the process ended first. */
 export async function until(process: Running, what: string, ready: () => boolean): Promise<void> {
   let ended: Finished | undefined;
   void process.done.then((f) => (ended = f));
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + 60_000;
   while (!ready()) {
     if (ended) throw new Error(`the fixture ended (code ${ended.code}) before ${what}: ${ended.stderr}\n${JSON.stringify(ended.lines)}`);
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -57,7 +57,7 @@ async function resumeRefused(name: string, damage: string, message: RegExp): Pro
   store.close();
 }
 
-describe('damaged and newer-schema records (real process, real SQLite)', () => {
+describe('damaged and newer-schema records (real process, real SQLite)', { timeout: 90_000 }, () => {
   it('a damaged entry gives a UserError on resume and the stored rows are unchanged', async () => {
     await resumeRefused('damaged', `UPDATE troupe_entries SET data = '{"kind":"result", "turn":' WHERE run_id = 'damaged' AND seq = (SELECT MAX(seq) FROM troupe_entries WHERE run_id = 'damaged')`, /: run 'damaged' entry 3 is corrupt: not valid JSON \(Unexpected end of JSON input\)\.$/);
   });

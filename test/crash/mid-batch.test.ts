@@ -47,7 +47,7 @@ async function crashMidBatch(name: string, finished: readonly string[]) {
   expect(final.lease).toBeUndefined();
 }
 
-describe('crash mid-batch (5 parallel calls, real process, SIGKILL)', () => {
+describe('crash mid-batch (5 parallel calls, real process, SIGKILL)', { timeout: 90_000 }, () => {
   it('killed after 1 result is stored: resume runs only the other 4, each finished tool ran once', async () => {
     await crashMidBatch('after-one', ['c1']);
   });

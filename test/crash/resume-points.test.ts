@@ -7,7 +7,7 @@ afterAll(() => ws.cleanup());
 const config = (scenario: Scenario, name: string): FixtureConfig => ({ scenario, phase: 'first', mode: 'start', db: ws.file(`${name}.sqlite`), marks: ws.file(`${name}.marks`), runId: name });
 const resume = (base: FixtureConfig) => run({ ...base, phase: 'resume', mode: 'resume', claimWaitMs: 10_000 });
 
-describe('crash at other points of a run, then resume (real processes, SIGKILL)', () => {
+describe('crash at other points of a run, then resume (real processes, SIGKILL)', { timeout: 90_000 }, () => {
   it('mid model stream: the unstored reply is asked for again, once; no duplicate reply entry', async () => {
     const base = config('stream', 'stream');
     const first = start(base);
