@@ -27,10 +27,11 @@ describe('several processes on one run (real processes, real SQLite)', { timeout
     await leaseExpired(base.db, runId);
 
     // Both start in the same tick; the winner's tool waits at the gate, so it still holds the run when the other claims.
+    // Their own leases are long: on a loaded machine a 300 ms lease could lapse between renewals and be taken over.
     const gate = ws.file('race.gate');
     const startAt = Date.now() + 2500;
-    const a = start({ ...base, phase: 'resume-a', mode: 'resume', gate, startAt });
-    const b = start({ ...base, phase: 'resume-b', mode: 'resume', gate, startAt });
+    const a = start({ ...base, phase: 'resume-a', mode: 'resume', gate, startAt, leaseMs: 10_000 });
+    const b = start({ ...base, phase: 'resume-b', mode: 'resume', gate, startAt, leaseMs: 10_000 });
     const { loser, winner } = await firstToEnd(a, b);
     expectLocked(loser, runId, winner.pid);
     expect(entriesOf(base.db, runId)).toEqual(['input', 'reply:1', 'result:c1']);
@@ -55,7 +56,7 @@ describe('several processes on one run (real processes, real SQLite)', { timeout
   it('same-tick ifRunExists:"fail" starts in two processes: exactly one runs, the other gets RunLocked', async () => {
     const runId = 'twins';
     const gate = ws.file('twins.gate');
-    const base: FixtureConfig = { scenario: 'batch', calls: 1, phase: 'first', mode: 'start', ifRunExists: 'fail', db: ws.file('twins.sqlite'), marks: ws.file('twins.marks'), runId, gate };
+    const base: FixtureConfig = { scenario: 'batch', calls: 1, phase: 'first', mode: 'start', ifRunExists: 'fail', db: ws.file('twins.sqlite'), marks: ws.file('twins.marks'), runId, gate, leaseMs: 10_000 };
     const startAt = Date.now() + 2500;
     const a = start({ ...base, phase: 'first-a', startAt });
     const b = start({ ...base, phase: 'first-b', startAt });
