@@ -26,15 +26,16 @@ export interface ApprovalInput {
   readonly recorded?: { readonly approved: boolean; readonly reason?: string };
   /** When the stored request of this wait was made (resume): the timeout counts from there. */
   readonly requestedAt?: number;
-  /**
-   * The run parks on open waits (suspendOnApproval): a wait nobody can answer now (no
-   * handler, or "ask" with no consumer) stays open for the run to park on, instead of denying.
-   */
-  readonly parks?: boolean;
   /** The wait opened (after the predicate said it is needed): the run logs the request. Must not throw. */
   onOpened?(view: PendingApproval): void;
   /** The wait ended with this outcome. Must not throw. */
   onDecided?(outcome: ApprovalOutcome): void;
+  /**
+   * The run parks at this wait when nobody here decides it (a durable root run with
+   * suspendOnApproval or handle.suspend()): then no handler and no consumer mean "keep
+   * waiting" (the decision comes from `Runner.decide`), not "deny". Must not throw.
+   */
+  parks?(): boolean;
 }
 
 /**
@@ -85,8 +86,6 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
     const askHandler = async (): Promise<void> => {
       if (handlerAsked || done) return;
       handlerAsked = true;
-      // Nobody can answer now, but the run parks on this wait: a decision comes later, from the log.
-      if (!input.handler && input.parks) return;
       let answer: unknown;
       try {
         answer = input.handler ? await input.handler(input.request, input.ctx) : undefined;
@@ -95,10 +94,12 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
         input.reportFailure(asError(error));
         return finish(false, 'error');
       }
-      const verdict = handlerVerdict(answer);
+      const parks = input.parks?.() === true;
+      // Without a handler, a parking run waits for the decision from another process instead of denying.
+      const verdict = !input.handler && parks ? 'ask' : handlerVerdict(answer);
       if (verdict === 'allow') return finish(true, 'handler');
       // "ask" leaves the call waiting for an out-of-band decision, but only while someone can give one.
-      if (verdict === 'ask' && (!router.consumerGone || input.parks)) {
+      if (verdict === 'ask' && (!router.consumerGone || parks)) {
         leftToConsumer = true;
         return;
       }
@@ -112,7 +113,7 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
       view,
       decide: finish,
       consumerPassed: () => void askHandler(),
-      consumerLeft: () => (leftToConsumer && !input.parks ? finish(false, 'handler') : void askHandler()),
+      consumerLeft: () => (!leftToConsumer ? void askHandler() : input.parks?.() === true ? undefined : finish(false, 'handler')),
     });
     input.onOpened?.(view);
     input.announce(view, (approved, reason, edits) => finish(approved, 'consumer', reason, edits));

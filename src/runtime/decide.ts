@@ -53,7 +53,8 @@ function pendingRequest(entries: readonly import('../store/checkpoint-store.js')
   let request: ApprovalRequestEntry | undefined;
   for (const entry of entries) {
     if (entry.kind === 'approval_request' && entry.approvalId === approvalId) request = entry;
-    else if (entry.kind === 'approval_decision' && entry.approvalId === approvalId) request = undefined;
+    // Only a decision bound to the request's call and arguments settles it (a stale one leaves it pending).
+    else if (entry.kind === 'approval_decision' && request && entry.approvalId === approvalId && entry.callId === request.callId && entry.argsHash === request.argsHash) request = undefined;
     else if (entry.kind === 'turn_end' && request && entry.turn === request.turn) request = undefined;
     else if (entry.kind === 'result' && request && entry.turn === request.turn && entry.message.role === 'tool' && entry.message.callId === request.callId) request = undefined;
   }

@@ -75,7 +75,8 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
       case 'approval_decision': {
         const waiting = approvals.get(entry.approvalId);
         if (!waiting) throw new UserError(`Checkpoint entry ${index + 1} decides approval '${entry.approvalId}', which the open turn did not request.`);
-        waiting.decision ??= entry;
+        // Fail closed: a decision binds to the request's call and exact arguments; one for other arguments is ignored.
+        if (entry.callId === waiting.request.callId && entry.argsHash === waiting.request.argsHash) waiting.decision ??= entry;
         break;
       }
       case 'subrun_start':

@@ -14,7 +14,7 @@ import { CallContext } from '../tools/call-context.js';
 import type { Message, ToolCallCompletedEvent } from '../types.js';
 import type { ApprovalOutcome } from './approvals.js';
 import { eventBase } from './event-base.js';
-import { log } from './run-end.js';
+import { log, parksForApprovals } from './run-end.js';
 import { countToolCall } from './run-spend.js';
 import type { Batch, CallSlot, RunState } from './run-state.js';
 
@@ -134,13 +134,14 @@ export function approvalInput(state: RunState): ApprovalInput {
   return {
     ...(decision ? { recorded: { approved: decision.approved, ...(decision.reason !== undefined ? { reason: decision.reason } : {}) } } : {}),
     ...(same ? { requestedAt: stored.request.requestedAt } : {}),
-    ...(durable && !state.parentRef && state.options.checkpoint?.suspendOnApproval === true ? { parks: true } : {}),
     onOpened: (view) => {
-      slot.requestedAt = view.requestedAt;
+      state.openWaits.set(approvalId, { approvalId, callId: slot.call.id, tool: slot.call.name, arguments: slot.call.arguments, requestedAt: view.requestedAt });
       if (durable && !same) log(state, { kind: 'approval_request', turn, index: slot.index, callId: slot.call.id, approvalId, tool: slot.call.name, argsHash, requestedAt: view.requestedAt });
       if (state.self.getSnapshot().status === 'active') state.self.send({ type: 'approval.opened', approvalId });
     },
     onDecided: (outcome) => {
+      // A wait withdrawn by parking ('cancel') is still what the suspended run waits for.
+      if (outcome.by !== 'cancel') state.openWaits.delete(approvalId);
       if (!durable || !LOGGED_DECIDERS.has(outcome.by)) return;
       log(state, { kind: 'approval_decision', approvalId, callId: slot.call.id, argsHash, approved: outcome.approved, ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}), by: outcome.by, decidedAt: Date.now() });
     },
@@ -152,6 +153,7 @@ export function approvalInput(state: RunState): ApprovalInput {
     handler: state.agent.approvalHandler,
     timeoutMs: state.options.approvalTimeoutMs,
     router: state.approvals,
+    parks: () => parksForApprovals(state),
     announce: (view, decide) =>
       state.sink({
         type: 'approval_required',

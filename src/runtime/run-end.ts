@@ -160,17 +160,19 @@ export function emitFailed(state: RunState): void {
  * (or configured to), with nothing in flight, while the current call's approval wait is open.
  */
 export function parkNow(state: RunState): boolean {
-  if (!state.runLog || state.parentRef) return false;
-  if (!state.suspendRequested && state.options.checkpoint?.suspendOnApproval !== true) return false;
+  if (!parksForApprovals(state)) return false;
   const slot = state.batch.slots[state.batch.cursor];
   return shouldPark(state.inFlight, slot !== undefined && state.approvals.isWaiting(`${state.runId}:${slot.key}`));
 }
 
-/** The approval a parking run waits for: its current call, whose wait was open when it parked (parkNow). */
+/** Whether the run parks at approval waits (a durable root run with suspendOnApproval, or asked by handle.suspend()). */
+export function parksForApprovals(state: RunState): boolean {
+  return state.runLog !== undefined && !state.parentRef && (state.suspendRequested || state.options.checkpoint?.suspendOnApproval === true);
+}
+
+/** The approvals a parking run waits for: its open waits (already withdrawn from the router by leaving the wait state). */
 function parkedApprovals(state: RunState): SuspendedApproval[] {
-  const slot = state.batch.slots[state.batch.cursor];
-  if (!slot) return [];
-  return [{ approvalId: `${state.runId}:${slot.key}`, callId: slot.call.id, tool: slot.call.name, arguments: slot.call.arguments, requestedAt: slot.requestedAt ?? Date.now() }];
+  return [...state.openWaits.values()];
 }
 
 /** The suspending state's work: store the head as "suspended" (the requests are already logged) and wait for it. */

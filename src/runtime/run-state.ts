@@ -80,8 +80,6 @@ export interface CallSlot {
   args: unknown;
   terminate: boolean;
   output: string;
-  /** When this call's approval wait opened (epoch ms); a parking run reports it. */
-  requestedAt?: number;
 }
 
 /** The calls of the current turn's reply. */
@@ -192,6 +190,11 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
   suspendRequested: boolean;
   /** The approvals the run parked on (set by the suspending state). */
   parked: SuspendedApproval[] | undefined;
+  /**
+   * This run's open approval waits by approval id, kept until decided: parking leaves the
+   * wait (which withdraws it from the router) before the suspending state lists them.
+   */
+  openWaits: Map<string, SuspendedApproval>;
 }
 
 const runStates = new WeakSet<object>();
@@ -261,6 +264,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     storedApprovals: new Map(),
     suspendRequested: false,
     parked: undefined,
+    openWaits: new Map(),
   };
   runStates.add(state);
   (state as { port: RunPort }).port = createRunPort(state);

@@ -52,9 +52,10 @@ export class SqliteFile {
     let db: SqliteDatabase | undefined;
     try {
       db = new Database(this.path);
-      db.pragma(`busy_timeout = ${Math.max(0, Math.floor(this.options.busyTimeoutMs ?? 5000))}`);
+      const busyTimeoutMs = Math.max(0, Math.floor(this.options.busyTimeoutMs ?? 5000));
+      db.pragma(`busy_timeout = ${busyTimeoutMs}`);
       if (!memory) {
-        const mode = db.pragma('journal_mode = WAL', { simple: true });
+        const mode = switchToWal(db, busyTimeoutMs);
         if (mode !== 'wal') throw new Error(`could not switch to WAL mode (journal_mode is ${String(mode)})`);
       }
       db.pragma(`synchronous = ${this.options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
@@ -95,5 +96,22 @@ export class SqliteFile {
     this.closed = true;
     this.database?.close();
     this.database = undefined;
+  }
+}
+
+/**
+ * Sets WAL mode. SQLite does not call the busy handler for this switch, so two processes
+ * opening one new file at once would fail with "database is locked": retry for the busy timeout.
+ */
+function switchToWal(db: SqliteDatabase, busyTimeoutMs: number): unknown {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (;;) {
+    try {
+      return db.pragma('journal_mode = WAL', { simple: true });
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      // A synchronous pause (opening a store is synchronous): the other process's switch takes milliseconds.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+    }
   }
 }
