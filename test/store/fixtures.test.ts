@@ -13,6 +13,7 @@ import { CHECKPOINT_SCHEMA_VERSION, exportRun, parseRunExport } from '../../src/
 import { SqliteCheckpointStore } from '../../src/store/sqlite-checkpoint-store.js';
 import { SqliteSession } from '../../src/store/sqlite-session.js';
 import { completedRun, failedRun, interruptedRun, sessionRuns, summaries } from '../fixtures/store-v1.data.js';
+import { suspendedRun } from '../fixtures/store-v2.data.js';
 import { expectUserError, head, input, raw, turnEnd, useTempDir } from './store-helpers.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -96,5 +97,37 @@ describe('version 1 fixtures', () => {
     expectUserError(() => store.load('run-completed'), `SQLite checkpoint store '${path}': run 'run-completed' entry 6 is corrupt: missing field 'message'.`);
     expect(store.load('run-failed')?.entries).toEqual(failedRun.entries);
     store.close();
+  });
+});
+
+describe('version 2 fixtures', () => {
+  /** A private copy of store-v2.sqlite. */
+  function copyV2(): string {
+    const path = join(tempDir(), 'store-v2.sqlite');
+    copyFileSync(join(fixtures, 'store-v2.sqlite'), path);
+    return path;
+  }
+
+  it('are the committed files, unchanged and without WAL side files', () => {
+    const sha = createHash('sha256').update(readFileSync(join(fixtures, 'store-v2.sqlite'))).digest('hex');
+    expect(sha).toBe('3f13ca86a49e91cf7e4c04e9e8f232e569a709a4f0f05302a66c2a8d336e9d8b');
+    expect(readdirSync(fixtures).filter((name) => name.startsWith('store-v2.sqlite'))).toEqual(['store-v2.sqlite']);
+    expect(readdirSync(join(fixtures, 'checkpoint-v2'))).toEqual(['run-suspended.json']);
+  });
+
+  it('store-v2.sqlite loads the suspended run with every format-2 entry kind exactly', () => {
+    const store = new SqliteCheckpointStore(copyV2());
+    expect(store.load(suspendedRun.runId)).toEqual({ entries: suspendedRun.entries, head: suspendedRun.head, schemaVersion: 2 });
+    expect(store.list({ status: 'suspended' }).map((r) => [r.runId, r.entries])).toEqual([[suspendedRun.runId, suspendedRun.entries.length]]);
+    store.close();
+  });
+
+  it('checkpoint-v2/run-suspended.json parses exactly and imports byte for byte', () => {
+    const text = readFileSync(join(fixtures, 'checkpoint-v2', 'run-suspended.json'), 'utf8');
+    const parsed = parseRunExport(text, 'run-suspended.json');
+    expect(parsed).toEqual({ format: 'troupe.checkpoint', schemaVersion: 2, runId: suspendedRun.runId, head: suspendedRun.head, entries: suspendedRun.entries });
+    const store = new MemoryCheckpointStore();
+    store.append(parsed.runId, parsed.entries, parsed.head);
+    expect(`${JSON.stringify(exportRun(parsed.runId, store.load(parsed.runId)!), null, 2)}\n`).toBe(text);
   });
 });
