@@ -1,5 +1,5 @@
 import { UserError } from '../errors.js';
-import type { ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointStore } from '../store/checkpoint-store.js';
+import type { ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointStore } from '../store/checkpoint-store.js';
 import { leaseOwner } from './run-log.js';
 
 /** A decision on a stored run's pending approval (`Runner.decide`). */
@@ -49,7 +49,7 @@ export async function decideStored(store: CheckpointStore, runId: string, approv
 }
 
 /** The open turn's request under `approvalId` that has neither a decision nor a result yet. */
-function pendingRequest(entries: readonly import('../store/checkpoint-store.js').CheckpointEntry[], approvalId: string): ApprovalRequestEntry | undefined {
+function pendingRequest(entries: readonly CheckpointEntry[], approvalId: string): ApprovalRequestEntry | undefined {
   let request: ApprovalRequestEntry | undefined;
   for (const entry of entries) {
     if (entry.kind === 'approval_request' && entry.approvalId === approvalId) request = entry;

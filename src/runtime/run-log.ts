@@ -1,5 +1,5 @@
 import { nanoid } from 'nanoid';
-import { RunLocked } from '../errors.js';
+import { RunLocked, asError } from '../errors.js';
 import type { AppendFence, CheckpointEntry, CheckpointHead, CheckpointStore } from '../store/checkpoint-store.js';
 import { commitLater } from './group-commit.js';
 
@@ -67,7 +67,8 @@ export class RunLog {
 
   /** Entries buffered or being written. */
   get pending(): boolean {
-    return this.buffer.length > 0 || this.nextHead !== undefined || this.writing !== undefined;
+    // Buffered entries always come with a head to write, so the head alone says whether anything waits.
+    return this.nextHead !== undefined || this.writing !== undefined;
   }
 
   /**
@@ -158,7 +159,7 @@ export class RunLog {
     this.seq += count;
     this.storedStatus = head.status;
     this.options.onSaved(count);
-    if (this.buffer.length > 0 || this.nextHead) this.schedule();
+    if (this.nextHead) this.schedule();
     else this.wake();
   }
 
@@ -166,7 +167,7 @@ export class RunLog {
   track(write: Promise<void>): void {
     this.writing = write.finally(() => {
       this.writing = undefined;
-      if (this.buffer.length > 0 || this.nextHead) this.schedule();
+      if (this.nextHead) this.schedule();
       else this.wake();
     });
   }
@@ -184,7 +185,8 @@ export class RunLog {
 
   private fail(error: unknown): void {
     if (this.failure) return;
-    this.failure = error instanceof Error ? error : new RunLocked(this.options.runId, { message: String(error) });
+    // A store that threw a non-Error is not a lock conflict: asError names what was thrown.
+    this.failure = asError(error);
     this.stopRenewing();
     this.options.onFailed(this.failure);
     this.wake();

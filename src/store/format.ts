@@ -312,6 +312,28 @@ export function decodeJson(json: unknown, where: string): unknown {
   return parse(json, where);
 }
 
+/**
+ * Reads one stored session run's messages from `rows` (ordered by position, then seq), as the
+ * SQLite and PostgreSQL sessions store them. Throws a UserError for a newer record format or
+ * a missing message.
+ */
+export function decodeSessionRun(
+  where: string,
+  run: { readonly schema_version: unknown; readonly position: number; readonly message_count: number },
+  rows: Iterator<{ readonly position: number; readonly seq: number; readonly data: unknown }>,
+): Message[] {
+  checkSchemaVersion(run.schema_version, SESSION_SCHEMA_VERSION, where, 'session schemaVersion');
+  const out: Message[] = [];
+  for (let seq = 1; seq <= run.message_count; seq++) {
+    const next = rows.next();
+    if (next.done || next.value.position !== run.position || next.value.seq !== seq) {
+      throw new UserError(`${where} is corrupt: message ${seq} of ${run.message_count} is missing.`);
+    }
+    out.push(decodeMessage(next.value.data, `${where} message ${seq}`));
+  }
+  return out;
+}
+
 /** Parses and checks one stored session message. */
 export function decodeMessage(json: unknown, where: string): Message {
   const value = parse(json, where);

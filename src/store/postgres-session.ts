@@ -1,6 +1,6 @@
 import { UserError } from '../errors.js';
 import type { Message } from '../types.js';
-import { SESSION_SCHEMA_VERSION, checkMessages, checkSchemaVersion, decodeMessage } from './format.js';
+import { SESSION_SCHEMA_VERSION, checkMessages, decodeSessionRun } from './format.js';
 import { PostgresDatabase, type Query } from './postgres.js';
 import { POSTGRES_SESSIONS, inSchema } from './postgres-layout.js';
 import type { PostgresConnection, PostgresStoreOptions } from './postgres-options.js';
@@ -96,17 +96,7 @@ export class PostgresSession implements Session {
 
   /** Reads one run's messages from `rows` (ordered by position, seq), checking none is missing. */
   private decodeRun(sessionId: string, run: RunRow, rows: Iterator<MessageRow>): Message[] {
-    const where = `${this.db.where}: session '${sessionId}' run '${run.run_id}'`;
-    checkSchemaVersion(run.schema_version, SESSION_SCHEMA_VERSION, where, 'session schemaVersion');
-    const out: Message[] = [];
-    for (let seq = 1; seq <= run.message_count; seq++) {
-      const next = rows.next();
-      if (next.done || next.value.position !== run.position || next.value.seq !== seq) {
-        throw new UserError(`${where} is corrupt: message ${seq} of ${run.message_count} is missing.`);
-      }
-      out.push(decodeMessage(next.value.data, `${where} message ${seq}`));
-    }
-    return out;
+    return decodeSessionRun(`${this.db.where}: session '${sessionId}' run '${run.run_id}'`, run, rows);
   }
 
   private sql(text: string): string {

@@ -1,7 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import { UserError } from '../errors.js';
 import type { Message } from '../types.js';
-import { SESSION_SCHEMA_VERSION, checkMessages, checkSchemaVersion, decodeMessage } from './format.js';
+import { SESSION_SCHEMA_VERSION, checkMessages, decodeSessionRun } from './format.js';
 import { assertSameRun, checkIds, type Session } from './session.js';
 import type { Component, SqliteStoreOptions } from './sqlite-options.js';
 import { SqliteFile, type SqliteDatabase } from './sqlite.js';
@@ -136,17 +136,7 @@ export class SqliteSession implements Session {
 
   /** Reads one run's messages from `rows` (ordered by position, seq), checking none is missing. */
   private decodeRun(sessionId: string, run: RunRow, rows: Iterator<{ position: number; seq: number; data: unknown }>): Message[] {
-    const where = `${this.file.where}: session '${sessionId}' run '${run.run_id}'`;
-    checkSchemaVersion(run.schema_version, SESSION_SCHEMA_VERSION, where, 'session schemaVersion');
-    const out: Message[] = [];
-    for (let seq = 1; seq <= run.message_count; seq++) {
-      const next = rows.next();
-      if (next.done || next.value.position !== run.position || next.value.seq !== seq) {
-        throw new UserError(`${where} is corrupt: message ${seq} of ${run.message_count} is missing.`);
-      }
-      out.push(decodeMessage(next.value.data, `${where} message ${seq}`));
-    }
-    return out;
+    return decodeSessionRun(`${this.file.where}: session '${sessionId}' run '${run.run_id}'`, run, rows);
   }
 
   private tooMany(sessionId: string, run: RunRow): UserError {
