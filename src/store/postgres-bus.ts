@@ -14,7 +14,8 @@ import { channelFor, listenFor } from './postgres-listener.js';
 import type { PostgresConnection, PostgresStoreOptions } from './postgres-options.js';
 import type { BusListeners, RunBus, RunMessage, StoredRunEvent, StoredRunMessage } from './run-bus.js';
 
-const FINISHED = ['completed', 'failed', 'cancelled'];
+/** Stored statuses of a run that is over (`interrupted`: cancelled). */
+const FINISHED = ['completed', 'failed', 'interrupted'];
 
 /** @throws UserError when `message` is not a RunMessage (checked before anything is written). */
 export function checkRunMessage(message: unknown): asserts message is RunMessage {

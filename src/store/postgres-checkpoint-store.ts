@@ -13,9 +13,12 @@ import {
   type CheckpointStore,
   type Lease,
   type ListRunsOptions,
+  type RunStatus,
   type RunSummary,
   type StoredRun,
 } from './checkpoint-store.js';
+
+const RUN_STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed', 'failed', 'interrupted'];
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
 import { PostgresDatabase, type Query } from './postgres.js';
 import { POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
@@ -133,6 +136,22 @@ export class PostgresCheckpointStore implements CheckpointStore {
     }, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   }
 
+  /**
+   * Where a run stands without reading its log: its stored status, `queued` for an enqueued run
+   * no worker has started yet, undefined when neither is stored.
+   */
+  async runState(runId: string): Promise<RunStatus | 'queued' | undefined> {
+    checkRunId(runId);
+    const rows = await this.db.query<{ status: string | null; queued: boolean }>(
+      this.sql('SELECT (SELECT status FROM {s}.troupe_runs WHERE run_id = $1) AS status, EXISTS (SELECT 1 FROM {s}.troupe_jobs WHERE run_id = $1) AS queued'),
+      [runId],
+    );
+    const row = rows[0]!;
+    if (row.status === null) return row.queued ? 'queued' : undefined;
+    if (!RUN_STATUSES.includes(row.status as RunStatus)) throw new UserError(`${this.runWhere(runId)} head is corrupt: field 'status' must be one of ${RUN_STATUSES.join(', ')}, got ${JSON.stringify(row.status)}.`);
+    return row.status as RunStatus;
+  }
+
   /** Runs oldest first (by first append). A status filter is applied by the database, so runs it leaves out are not read. */
   async list(options: ListRunsOptions = {}): Promise<RunSummary[]> {
     const statuses = statusFilter(options);
@@ -158,6 +177,8 @@ export class PostgresCheckpointStore implements CheckpointStore {
       await q(this.sql('DELETE FROM {s}.troupe_entries WHERE run_id = $1'), [runId]);
       await q(this.sql('DELETE FROM {s}.troupe_leases WHERE run_id = $1'), [runId]);
       await q(this.sql('DELETE FROM {s}.troupe_jobs WHERE run_id = $1'), [runId]);
+      await q(this.sql('DELETE FROM {s}.troupe_messages WHERE run_id = $1'), [runId]);
+      await q(this.sql('DELETE FROM {s}.troupe_events WHERE run_id = $1'), [runId]);
       return (await q(this.sql('DELETE FROM {s}.troupe_runs WHERE run_id = $1 RETURNING run_id'), [runId])).length > 0;
     });
   }

@@ -1,0 +1,123 @@
+import type { WireRunEvent } from '../inspect/wire.js';
+import type { RunBus, StoredRunEvent } from '../store/run-bus.js';
+
+/** Receives a remote run's stored events in order (`id` is the bus's event id), then its end. */
+export interface RemoteWatcher {
+  event(event: WireRunEvent, id: number): void;
+  end(): void;
+}
+
+interface Watch {
+  cursor: number;
+  readonly watcher: RemoteWatcher;
+}
+
+/** Events read per query while catching up. */
+const PAGE = 500;
+/** How often a watched run is read even without a notice (a lost notice costs at most this). */
+const SAFETY_POLL_MS = 5_000;
+
+/** The root run's last event: a stream of it ends there (a suspended run continues in a new stream). */
+export function endsStream(event: WireRunEvent, runId: string): boolean {
+  return event.runId === runId && (event.type === 'run_completed' || event.type === 'run_failed' || event.type === 'run_suspended');
+}
+
+/**
+ * The events of runs that workers run, for this server node's SSE clients: each watcher gets
+ * the stored events after its cursor (so a reconnecting client with `Last-Event-ID` misses
+ * nothing), then new ones as the bus announces them, until the run's last event. Reads of one
+ * run are serialised, and every watcher of it shares them.
+ */
+export class RemoteStreams {
+  private readonly watches = new Map<string, Set<Watch>>();
+  private readonly reading = new Map<string, Promise<void>>();
+  private readonly again = new Set<string>();
+  private unlisten: (() => Promise<void>) | undefined;
+  private poll: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly bus: RunBus,
+    private readonly log: (line: string) => void = () => {},
+  ) {}
+
+  /** Listens for event notices. @throws StoreUnavailable when the database cannot be reached. */
+  async start(): Promise<void> {
+    this.unlisten = await this.bus.listen({
+      events: (runId) => this.read(runId),
+      reconnected: () => {
+        for (const runId of this.watches.keys()) this.read(runId);
+      },
+    });
+    this.poll = setInterval(() => {
+      for (const runId of this.watches.keys()) this.read(runId);
+    }, SAFETY_POLL_MS);
+    this.poll.unref();
+  }
+
+  get watcherCount(): number {
+    let n = 0;
+    for (const set of this.watches.values()) n += set.size;
+    return n;
+  }
+
+  /** Streams `runId`'s events after `afterId` to `watcher`; returns the unsubscribe. */
+  watch(runId: string, afterId: number, watcher: RemoteWatcher): () => void {
+    const watch: Watch = { cursor: afterId, watcher };
+    let set = this.watches.get(runId);
+    if (!set) this.watches.set(runId, (set = new Set()));
+    set.add(watch);
+    this.read(runId);
+    return () => this.drop(runId, watch);
+  }
+
+  async close(): Promise<void> {
+    if (this.poll) clearInterval(this.poll);
+    for (const [runId, set] of [...this.watches]) for (const watch of [...set]) this.drop(runId, watch, true);
+    await this.unlisten?.();
+  }
+
+  private drop(runId: string, watch: Watch, end = false): void {
+    const set = this.watches.get(runId);
+    if (!set?.delete(watch)) return;
+    if (set.size === 0) this.watches.delete(runId);
+    if (end) watch.watcher.end();
+  }
+
+  /** Reads `runId`'s new events once the current read is done (coalescing notices that arrive meanwhile). */
+  private read(runId: string): void {
+    if (!this.watches.has(runId)) return;
+    if (this.reading.has(runId)) {
+      this.again.add(runId);
+      return;
+    }
+    const task = this.catchUp(runId).finally(() => {
+      this.reading.delete(runId);
+      if (this.again.delete(runId)) this.read(runId);
+    });
+    this.reading.set(runId, task);
+  }
+
+  private async catchUp(runId: string): Promise<void> {
+    for (;;) {
+      const set = this.watches.get(runId);
+      if (!set || set.size === 0) return;
+      const from = Math.min(...[...set].map((watch) => watch.cursor));
+      let page: StoredRunEvent[];
+      try {
+        page = await this.bus.events(runId, from, PAGE);
+      } catch (error) {
+        this.log(`reading events of run ${runId} failed (${(error as Error).message}); retried at the next notice`);
+        return;
+      }
+      for (const stored of page) {
+        for (const watch of [...set]) {
+          if (stored.id <= watch.cursor) continue;
+          watch.cursor = stored.id;
+          watch.watcher.event(stored.event, stored.id);
+          if (endsStream(stored.event, runId)) this.drop(runId, watch, true);
+        }
+      }
+      if (page.length < PAGE) return;
+    }
+  }
+}
