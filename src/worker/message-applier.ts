@@ -1,8 +1,45 @@
 import { UserError } from '../errors.js';
-import { pendingStoredApprovals } from '../runtime/decide.js';
+import { appendDecision, pendingStoredApprovals } from '../runtime/decide.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { RunBus, StoredRunMessage } from '../store/run-bus.js';
 import type { ServerRun } from '../server/runs.js';
+import type { LeasingStore } from './owned-store.js';
+
+/** The run (root or sub-run) an approval id belongs to: ids are `<runId>:<key>`. */
+export function approvalRun(approvalId: string, fallback: string): string {
+  return approvalId.slice(0, Math.max(0, approvalId.lastIndexOf(':'))) || fallback;
+}
+
+/**
+ * Before a claimed stored run resumes: decisions sent to it are written into the log of the run
+ * that waits (the root or a sub-run, leased as `owner`), so the resumed run applies them as
+ * stored decisions, bound to the call's arguments, before it would ask or park again. Returns
+ * the approve messages that are settled (recorded now, or no longer pending: stale).
+ */
+export async function recordSentDecisions(
+  store: LeasingStore,
+  owner: string,
+  ttlMs: number,
+  rootId: string,
+  messages: readonly StoredRunMessage[],
+  log: (line: string) => void,
+): Promise<StoredRunMessage[]> {
+  const settled: StoredRunMessage[] = [];
+  for (const sent of messages) {
+    const { message } = sent;
+    if (message.kind !== 'approve') continue;
+    const runId = approvalRun(message.approvalId, rootId);
+    try {
+      if (runId !== rootId) await store.claim(runId, owner, ttlMs);
+      const decision = { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), by: message.by ?? 'api' };
+      await appendDecision(store, runId, message.approvalId, decision, owner);
+      settled.push(sent);
+    } catch (error) {
+      log(`run ${rootId}: recording the decision for ${message.approvalId} failed (${(error as Error).message}); it is applied when the call asks again`);
+    }
+  }
+  return settled;
+}
 
 /** The id a cluster message's steer gets in the run (and its log), so it is applied once. */
 export function steerIdFor(message: StoredRunMessage): string {
@@ -33,9 +70,9 @@ export class MessageApplier {
    * Applies cancels and steers at once, synchronously: called right after the run starts, so a
    * cancel sent before it started stops it before its first model request.
    */
-  applyAtStart(messages: readonly StoredRunMessage[]): void {
+  applyAtStart(messages: readonly StoredRunMessage[], settled: readonly StoredRunMessage[] = []): void {
     const done = messages.filter((message) => message.message.kind !== 'approve' && this.applyOne(message));
-    this.record(done);
+    this.record([...settled, ...done]);
   }
 
   /** Fetches the run's messages and applies what can be now (serialised; never rejects). */
@@ -62,7 +99,7 @@ export class MessageApplier {
     for (const message of await open) {
       if (message.message.kind !== 'approve') continue;
       const approvalId = message.message.approvalId;
-      const runId = approvalId.slice(0, Math.max(0, approvalId.lastIndexOf(':'))) || this.run.id;
+      const runId = approvalRun(approvalId, this.run.id);
       const pending = await pendingStoredApprovals(this.store, runId).catch(() => undefined);
       if (pending && !pending.some((p) => p.approvalId === approvalId)) stale.push(message);
     }

@@ -5,7 +5,7 @@ import { ServerRun } from '../server/runs.js';
 import type { ClaimedRun } from '../store/postgres-queue.js';
 import type { RunBus, StoredRunMessage } from '../store/run-bus.js';
 import { EventPublisher } from './event-publisher.js';
-import { MessageApplier } from './message-applier.js';
+import { MessageApplier, recordSentDecisions } from './message-applier.js';
 import { ownedStore, type LeasingStore } from './owned-store.js';
 
 /** What one claimed run needs from its worker. */
@@ -57,6 +57,8 @@ export async function runClaimed(claimed: ClaimedRun, agent: Agent, context: Wor
   if (claimed.input === undefined && initial.some((m) => m.message.kind === 'steer')) {
     for (const entry of (await store.load(runId))?.entries ?? []) if (entry.kind === 'input' && entry.id !== undefined) logged.add(entry.id);
   }
+  // Decisions sent while no process held the run go into its log first (the owner writes its log).
+  const settled = bus && claimed.input === undefined ? await recordSentDecisions(store, owner, context.leaseTtlMs, runId, initial, context.log) : [];
   const input = typeof claimed.input === 'string' ? claimed.input : '';
   const run = new ServerRun({
     agentName: claimed.agent,
@@ -77,7 +79,7 @@ export async function runClaimed(claimed: ClaimedRun, agent: Agent, context: Wor
   const applier = bus ? new MessageApplier(bus, store, run, logged, context.log) : undefined;
   if (applier) {
     live.set(runId, applier);
-    applier.applyAtStart(initial);
+    applier.applyAtStart(initial, settled);
   }
   const unsubscribe = run.subscribe({
     event: (event) => {

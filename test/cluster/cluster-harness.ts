@@ -16,7 +16,8 @@ export interface Cluster {
   /** A store of its own for the test's checks. */
   readonly store: PostgresCheckpointStore;
   server(): Promise<TroupeServer>;
-  worker(options?: Partial<Omit<WorkerOptions, 'store' | 'bus' | 'agents'>>): Promise<Worker>;
+  /** A worker with its own store and bus, connecting to `url` (default: the test database; a TcpProxy route to cut it off). */
+  worker(options?: Partial<Omit<WorkerOptions, 'store' | 'bus' | 'agents'>>, url?: string): Promise<Worker>;
   /** Rows of the executions table the agents write to. */
   executions(): Promise<Array<{ run_id: string; call_id: string }>>;
 }
@@ -34,9 +35,10 @@ export function useCluster(): () => Promise<Cluster> {
     await adminQuery(`CREATE TABLE "${schema}".test_executions (run_id text NOT NULL, call_id text NOT NULL, pid integer NOT NULL)`);
     process.env.TROUPE_TEST_EXEC_URL = POSTGRES_URL!;
     process.env.TROUPE_TEST_EXEC_SCHEMA = schema;
-    const open = () => {
-      const store = new PostgresCheckpointStore(POSTGRES_URL!, { schema });
-      const bus = new PostgresRunBus(POSTGRES_URL!, { schema });
+    const open = (url = POSTGRES_URL!) => {
+      // Short connect timeouts: a test that cuts the database off sees the failure soon.
+      const store = new PostgresCheckpointStore({ connectionString: url, connectionTimeoutMillis: 1_000 }, { schema });
+      const bus = new PostgresRunBus({ connectionString: url, connectionTimeoutMillis: 1_000 }, { schema });
       closers.push(() => Promise.all([store.close(), bus.close()]));
       return { store, bus };
     };
@@ -50,8 +52,8 @@ export function useCluster(): () => Promise<Cluster> {
         closers.push(() => server.close());
         return server;
       },
-      async worker(options = {}) {
-        const { store: own, bus } = open();
+      async worker(options = {}, url?: string) {
+        const { store: own, bus } = open(url);
         const worker = startWorker({ store: own, bus, agents, pollMs: 2_000, leaseTtlMs: 3_000, ...options });
         closers.push(() => worker.stop());
         await worker.listening;

@@ -33,7 +33,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`servers and workers on one Postgre
     expect(trace((await watched.all(), watched.events()))).toEqual(expected);
     // The same stored events, with the same ids, on both nodes.
     expect(watched.frames.map((f) => f.id)).toEqual(started.frames.map((f) => f.id));
-    const failed = started.events().at(-1) as { error: { code: string } };
+    const failed = started.events().at(-1) as unknown as { error: { code: string } };
     expect(failed.error.code).toBe('RUN_CANCELLED');
     expect((await c.store.load(runId))!.head.status).toBe('interrupted');
     const again = await call(b, 'POST', '/api/chat/cancel', { body: { runId } });
@@ -47,7 +47,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`servers and workers on one Postgre
     const started = await chat(a, 'approver');
     const runId = started.res.headers['x-run-id'] as string;
     await started.until((frames) => frames.some((f) => f.event === 'approval_required'));
-    const asked = started.events().find((e) => e.type === 'approval_required') as { approvalId: string };
+    const asked = started.events().find((e) => e.type === 'approval_required') as unknown as { approvalId: string };
     expect(asked.approvalId.startsWith(`${runId}:`)).toBe(true);
     const decided = await call(b, 'POST', '/api/chat/approve', { body: { approvalId: asked.approvalId, decision: 'approve' } });
     expect([decided.status, decided.json]).toEqual([202, { runId, approvalId: asked.approvalId, callId: 'p1', decision: 'approve', delivered: 'sent to the run’s worker' }]);
