@@ -86,6 +86,25 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`messages between cluster nodes${PO
     expect((await c.executions()).map((row) => row.call_id)).toEqual(['p1', 'w0', 'w1', 'w2', 'w3']);
   });
 
+  it('a stopping worker parks its runs that wait for a decision instead of waiting for a human; another worker resumes them once decided', async () => {
+    const c = await cluster();
+    const [a, b] = [await c.server(), await c.server()];
+    const first = await c.worker({ owner: 'first' });
+    const started = await sse(a, 'POST', '/api/chat', { agent: 'approver', input: 'go' });
+    const runId = started.res.headers['x-run-id'] as string;
+    await started.until((frames) => frames.some((f) => f.event === 'approval_required'));
+    await first.stop();
+    await started.all();
+    expect(started.events().at(-1)).toMatchObject({ type: 'run_suspended', runId });
+    expect((await c.store.load(runId))!.head.status).toBe('suspended');
+    await c.worker({ owner: 'second' });
+    expect((await call(b, 'POST', '/api/chat/approve', { body: { approvalId: approvalOf(started), decision: 'approve' } })).status).toBe(202);
+    const rest = await sse(b, 'GET', `/api/runs/${runId}/stream`, undefined, { 'last-event-id': started.frames.at(-1)!.id! });
+    await rest.all();
+    expect(rest.events().at(-1)).toMatchObject({ type: 'run_completed', output: 'done' });
+    expect((await c.executions()).map((row) => row.call_id)).toEqual(['p1', 'w0', 'w1', 'w2', 'w3']);
+  });
+
   it('answers bad requests with typed errors and sends nothing', async () => {
     const c = await cluster();
     const a = await c.server();
