@@ -65,6 +65,16 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresRunBus${POSTGRES_SKIP ? ` 
     await stop();
   });
 
+  it('on a schema that was not migrated refuses every use, naming the command, and creates nothing', async () => {
+    const schema = await freshSchema(false);
+    const b = bus(schema);
+    const hint = `PostgreSQL run bus '${shownUrl(POSTGRES_URL!)}' schema '${schema}' has no troupe checkpoints tables: run \`troupe db migrate --db '${shownUrl(POSTGRES_URL!)}' --schema ${schema}\` first (troupe never creates tables on its own).`;
+    await expectRejects(() => b.send('r1', { kind: 'cancel' }), UserError, hint);
+    await expectRejects(() => b.events('r1'), UserError, hint);
+    await expectRejects(() => b.listen({}), UserError, hint);
+    expect(await adminQuery('SELECT 1 FROM information_schema.schemata WHERE schema_name = $1', [schema])).toEqual([]);
+  });
+
   it('refuses malformed messages before writing, and names a corrupt stored message', async () => {
     const schema = await freshSchema();
     const b = bus(schema);
