@@ -24,6 +24,9 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`messages between cluster nodes${PO
     const started = await sse(a, 'POST', '/api/chat', { agent: 'fiver', input: 'go' });
     const runId = started.res.headers['x-run-id'] as string;
     expect(await c.store.runState(runId)).toBe('queued');
+    const listed = (await call(b, 'GET', '/api/runs')).json.runs;
+    expect(listed).toEqual([expect.objectContaining({ runId, source: 'stored', agent: 'fiver', input: 'go', status: 'queued', pendingApprovals: [] })]);
+    expect((await call(b, 'GET', '/api/runs?status=queued')).json.runs.map((r: { runId: string }) => r.runId)).toEqual([runId]);
     const cancel = await call(b, 'POST', '/api/chat/cancel', { body: { runId } });
     expect([cancel.status, cancel.json]).toEqual([202, { runId, status: 'cancelling' }]);
     await c.worker();
