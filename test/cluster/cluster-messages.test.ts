@@ -87,6 +87,10 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`messages between cluster nodes${PO
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'done' });
     expect((await c.store.load(runId))!.head.status).toBe('completed');
     expect((await c.executions()).map((row) => row.call_id)).toEqual(['p1', 'w0', 'w1', 'w2', 'w3']);
+    // A stream from the start replays through the park to the end.
+    const whole = await sse(a, 'GET', `/api/runs/${runId}/stream`);
+    await whole.all();
+    expect(whole.events().filter((e) => e.runId === runId && e.type.startsWith('run_')).map((e) => e.type)).toEqual(['run_started', 'run_suspended', 'run_started', 'run_completed']);
   });
 
   it('a stopping worker parks its runs that wait for a decision instead of waiting for a human; another worker resumes them once decided', async () => {
