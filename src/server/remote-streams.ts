@@ -1,5 +1,12 @@
 import type { WireRunEvent } from '../inspect/wire.js';
+import type { CheckpointHead, RunStatus, StoredRun } from '../store/checkpoint-store.js';
 import type { RunBus, StoredRunEvent } from '../store/run-bus.js';
+
+/** What the streams read of the store, to end the stream of a run whose last events were never published. */
+export interface StreamStore {
+  runState(runId: string): Promise<RunStatus | 'queued' | undefined>;
+  load(runId: string): Promise<StoredRun | undefined> | StoredRun | undefined;
+}
 
 /** Receives a remote run's stored events in order (`id` is the bus's event id), then its end. */
 export interface RemoteWatcher {
@@ -16,6 +23,22 @@ interface Watch {
 const PAGE = 500;
 /** How often a watched run is read even without a notice (a lost notice costs at most this). */
 const SAFETY_POLL_MS = 5_000;
+/** Polls in a row a run must look over (finished head, no live lease, no last event) before its end is taken from the log. */
+const POLLS_BEFORE_LOG_END = 2;
+
+const FINISHED: ReadonlySet<string> = new Set(['completed', 'failed', 'interrupted']);
+
+/**
+ * The last event as the log tells it, for a run whose worker stored its finished head and died
+ * before publishing its last events (no worker takes a finished run again). Marked `fromLog`.
+ */
+export function endFromLog(runId: string, head: CheckpointHead): WireRunEvent {
+  const base = { runId, path: [head.agent], agent: head.agent, usage: head.usage, turns: head.turn, fromLog: true };
+  if (head.status === 'completed') return { type: 'run_completed', ...base, output: head.output ?? '' } as unknown as WireRunEvent;
+  const name = head.error?.name ?? (head.status === 'interrupted' ? 'RunCancelled' : 'TroupeError');
+  const code = name === 'RunCancelled' ? 'RUN_CANCELLED' : undefined;
+  return { type: 'run_failed', ...base, error: { name, ...(code ? { code } : {}), message: head.error?.message ?? `run ${head.status}` } } as unknown as WireRunEvent;
+}
 
 /**
  * The root run's last event: a stream of it ends there. `run_suspended` ends it only when
@@ -39,11 +62,20 @@ export class RemoteStreams {
   private readonly again = new Set<string>();
   private unlisten: (() => Promise<void>) | undefined;
   private poll: NodeJS.Timeout | undefined;
+  /** Runs seen over (see POLLS_BEFORE_LOG_END), by the polls in a row that saw them so. */
+  private readonly overSeen = new Map<string, number>();
+  private readonly pollMs: number;
 
   constructor(
     private readonly bus: RunBus,
-    private readonly log: (line: string) => void = () => {},
-  ) {}
+    private readonly store?: StreamStore,
+    options: { readonly pollMs?: number; readonly log?: (line: string) => void } = {},
+  ) {
+    this.pollMs = options.pollMs ?? SAFETY_POLL_MS;
+    this.log = options.log ?? (() => {});
+  }
+
+  private readonly log: (line: string) => void;
 
   /** Listens for event notices. @throws StoreUnavailable when the database cannot be reached. */
   async start(): Promise<void> {
@@ -54,8 +86,11 @@ export class RemoteStreams {
       },
     });
     this.poll = setInterval(() => {
-      for (const runId of this.watches.keys()) this.read(runId);
-    }, SAFETY_POLL_MS);
+      for (const runId of this.watches.keys()) {
+        this.read(runId);
+        void this.endIfOver(runId);
+      }
+    }, this.pollMs);
     this.poll.unref();
   }
 
@@ -84,8 +119,37 @@ export class RemoteStreams {
   private drop(runId: string, watch: Watch, end = false): void {
     const set = this.watches.get(runId);
     if (!set?.delete(watch)) return;
-    if (set.size === 0) this.watches.delete(runId);
+    if (set.size === 0) {
+      this.watches.delete(runId);
+      this.overSeen.delete(runId);
+    }
     if (end) watch.watcher.end();
+  }
+
+  /**
+   * Ends the streams of a run that is over but whose last event never came (its worker died
+   * between storing the finished head and publishing it): after POLLS_BEFORE_LOG_END polls in a
+   * row that find the head finished, no live lease and the streams still open, the watchers get
+   * the end the log holds (`endFromLog`).
+   */
+  private async endIfOver(runId: string): Promise<void> {
+    if (!this.store) return;
+    try {
+      await this.reading.get(runId);
+      const over = (await this.store.runState(runId)) ?? '';
+      const saved = FINISHED.has(over) ? await this.store.load(runId) : undefined;
+      const idle = saved !== undefined && FINISHED.has(saved.head.status) && !(saved.lease && saved.lease.expiresAt > Date.now());
+      if (!idle || !this.watches.has(runId)) return void this.overSeen.delete(runId);
+      const seen = (this.overSeen.get(runId) ?? 0) + 1;
+      if (seen < POLLS_BEFORE_LOG_END) return void this.overSeen.set(runId, seen);
+      const event = endFromLog(runId, saved.head);
+      for (const watch of [...(this.watches.get(runId) ?? [])]) {
+        watch.watcher.event(event, watch.cursor);
+        this.drop(runId, watch, true);
+      }
+    } catch (error) {
+      this.log(`checking whether run ${runId} is over failed (${(error as Error).message})`);
+    }
   }
 
   /** Reads `runId`'s new events once the current read is done (coalescing notices that arrive meanwhile). */

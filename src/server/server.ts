@@ -149,7 +149,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
   if (cluster && options.checkpointStore) throw new Error('Give cluster or checkpointStore, not both: with workers, the cluster store holds the runs.');
   // Runs are listed and shown from the store that holds them: the cluster's when workers run them.
   const runStore: CheckpointStore | undefined = cluster?.store ?? options.checkpointStore;
-  const remote = cluster ? new RemoteStreams(cluster.bus) : undefined;
+  const remote = cluster ? new RemoteStreams(cluster.bus, cluster.store) : undefined;
   const feed = new InspectionFeed({ mode: options.inspect ?? 'on-demand' });
   // The run chart's definition, so the page can draw stored runs and runs nobody inspected.
   feed.definitionFor(getRunMachine());
