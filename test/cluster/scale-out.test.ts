@@ -15,7 +15,8 @@ import { killAll, startServeProcess, startWorkerProcess, type ServeAddress, type
 const RUNS = 300;
 /** Every APPROVER_EVERY-th run is an `approver` (4 work calls + 1 payout needing approval). */
 const APPROVER_EVERY = 10;
-const LEASE_TTL_MS = 1500;
+/** Short, so the test waits little for the killed worker's leases; long enough that a live worker on a loaded 2-core machine never misses a renewal (every third of it). */
+const LEASE_TTL_MS = 2000;
 /** Each `work` call waits this long, so a worker always has calls in flight. */
 const WORK_MS = 30;
 /** Runs that must have completed before the kill. */
