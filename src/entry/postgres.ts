@@ -1,8 +1,8 @@
 /**
  * `troupe/postgres`: the PostgreSQL checkpoint store and session, for runs shared by many
  * processes, the cluster bus (messages to a run's owner, run events for every server node),
- * the worker loop (`troupe worker` runs it), and the migration that creates their tables
- * (`troupe db migrate` runs it). A
+ * and the migration that creates their tables (`troupe db migrate` runs it); the worker loop
+ * that uses them is `startWorker` in `troupe/server` (`troupe worker` runs it). A
  * separate entry so that only code that asks for PostgreSQL loads `pg`.
  */
 export { PostgresCheckpointStore } from '../store/postgres-checkpoint-store.js';
@@ -10,7 +10,6 @@ export { PostgresSession } from '../store/postgres-session.js';
 export { enqueueRun, type ClaimedRun, type RunJob } from '../store/postgres-queue.js';
 export { PostgresRunBus } from '../store/postgres-bus.js';
 export type { RunBus, RunMessage, StoredRunMessage, StoredRunEvent, BusListeners } from '../store/run-bus.js';
-export { startWorker, type Worker, type WorkerOptions, type WorkerStore } from '../worker/worker.js';
 export { migratePostgres, type MigrateOptions, type MigrationStep } from '../store/postgres-migrate.js';
 export type { PostgresConnection, PostgresConnectionOptions, PostgresStoreOptions } from '../store/postgres-options.js';
 export type { AppendRequest, Lease, AppendFence } from '../store/checkpoint-store.js';

@@ -11,12 +11,14 @@ import type { RunJob } from '../store/postgres-queue.js';
 import type { RunBus } from '../store/run-bus.js';
 import { HttpError, SseStream, parseJsonObject, readBody, sendJson } from './http.js';
 import { RemoteStreams } from './remote-streams.js';
+import type { ClusterListing } from './run-index.js';
 
 /** What a server node needs to hand runs to workers (PostgresCheckpointStore + PostgresRunBus on one database). */
 export interface ServerCluster {
   readonly store: CheckpointStore & {
     enqueue(job: RunJob): Promise<void>;
     runState(runId: string): Promise<RunStatus | 'queued' | undefined>;
+    listQueued(): Promise<ClusterListing['queued']>;
   };
   readonly bus: RunBus;
 }

@@ -17,9 +17,14 @@ const PAGE = 500;
 /** How often a watched run is read even without a notice (a lost notice costs at most this). */
 const SAFETY_POLL_MS = 5_000;
 
-/** The root run's last event: a stream of it ends there (a suspended run continues in a new stream). */
-export function endsStream(event: WireRunEvent, runId: string): boolean {
-  return event.runId === runId && (event.type === 'run_completed' || event.type === 'run_failed' || event.type === 'run_suspended');
+/**
+ * The root run's last event: a stream of it ends there. `run_suspended` ends it only when
+ * nothing follows yet (`latest`): a run resumed later has more events after it, and a replay
+ * goes on through them (a live watcher ends at the park and reattaches for the rest).
+ */
+export function endsStream(event: WireRunEvent, runId: string, latest: boolean): boolean {
+  if (event.runId !== runId) return false;
+  return event.type === 'run_completed' || event.type === 'run_failed' || (event.type === 'run_suspended' && latest);
 }
 
 /**
@@ -109,14 +114,15 @@ export class RemoteStreams {
         this.log(`reading events of run ${runId} failed (${(error as Error).message}); retried at the next notice`);
         return;
       }
-      for (const stored of page) {
+      page.forEach((stored, index) => {
+        const latest = index === page.length - 1 && page.length < PAGE;
         for (const watch of [...set]) {
           if (stored.id <= watch.cursor) continue;
           watch.cursor = stored.id;
           watch.watcher.event(stored.event, stored.id);
-          if (endsStream(stored.event, runId)) this.drop(runId, watch, true);
+          if (endsStream(stored.event, runId, latest)) this.drop(runId, watch, true);
         }
-      }
+      });
       if (page.length < PAGE) return;
     }
   }

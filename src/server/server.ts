@@ -254,7 +254,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         return sendJson(res, 202, { runId: run.id, status: 'cancelling' });
       }
       case 'GET /api/runs':
-        return sendJson(res, 200, { runs: await listRuns(registry, runStore, parseRunQuery(url), storedInputs) });
+        return sendJson(res, 200, { runs: await listRuns(registry, runStore, parseRunQuery(url), storedInputs, cluster ? { queued: await cluster.store.listQueued() } : undefined) });
       case 'GET /api/agents':
         return sendJson(res, 200, { agents: [...agents.keys()] });
       case 'GET /api/inspect': {

@@ -152,6 +152,17 @@ export class PostgresCheckpointStore implements CheckpointStore {
     return row.status as RunStatus;
   }
 
+  /** Enqueued runs no worker has started yet, in enqueue order (`input`: the text of a string input). */
+  async listQueued(): Promise<Array<{ runId: string; agent: string; input: string | undefined; enqueuedAt: number }>> {
+    const rows = await this.db.query<{ run_id: string; agent: string; input: string; enqueued_at: string }>(
+      this.sql('SELECT j.run_id, j.agent, j.input, j.enqueued_at FROM {s}.troupe_jobs j WHERE NOT EXISTS (SELECT 1 FROM {s}.troupe_runs r WHERE r.run_id = j.run_id) ORDER BY j.position'),
+    );
+    return rows.map((row) => {
+      const input = decodeJson(row.input, `${this.db.where}: job '${row.run_id}' input`);
+      return { runId: row.run_id, agent: row.agent, input: typeof input === 'string' ? input : undefined, enqueuedAt: Number(row.enqueued_at) };
+    });
+  }
+
   /** Runs oldest first (by first append). A status filter is applied by the database, so runs it leaves out are not read. */
   async list(options: ListRunsOptions = {}): Promise<RunSummary[]> {
     const statuses = statusFilter(options);

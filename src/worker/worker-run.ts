@@ -20,6 +20,12 @@ export interface WorkerRunContext {
   readonly log: (line: string) => void;
 }
 
+/** A run in progress on this worker: messages are applied through `applier` (with a bus). */
+export interface LiveRun {
+  readonly run: ServerRun;
+  readonly applier: MessageApplier | undefined;
+}
+
 /** How a worker's run ended, for its log line and the loop. */
 export interface WorkerRunOutcome {
   readonly status: ServerRun['status'];
@@ -48,7 +54,7 @@ function endsElsewhere(event: WireRunEvent, runId: string): boolean {
  * stops it before its first model request), and it is poked to apply them again on every
  * notice and every `approval_required`.
  */
-export async function runClaimed(claimed: ClaimedRun, agent: Agent, context: WorkerRunContext, live: Map<string, MessageApplier>): Promise<WorkerRunOutcome> {
+export async function runClaimed(claimed: ClaimedRun, agent: Agent, context: WorkerRunContext, live: Map<string, LiveRun>): Promise<WorkerRunOutcome> {
   const { bus, store, owner } = context;
   const runId = claimed.runId;
   const initial: StoredRunMessage[] = bus ? await bus.messages(runId) : [];
@@ -77,10 +83,8 @@ export async function runClaimed(claimed: ClaimedRun, agent: Agent, context: Wor
   });
   const publisher = bus ? new EventPublisher(bus, runId, context.log) : undefined;
   const applier = bus ? new MessageApplier(bus, store, run, logged, context.log) : undefined;
-  if (applier) {
-    live.set(runId, applier);
-    applier.applyAtStart(initial, settled);
-  }
+  live.set(runId, { run, applier });
+  applier?.applyAtStart(initial, settled);
   const unsubscribe = run.subscribe({
     event: (event) => {
       if (endsElsewhere(event, runId)) return;

@@ -14,9 +14,9 @@ import { UserError } from '../errors.js';
 import { InspectionFeed } from '../inspect/feed.js';
 import type { ClaimedRun } from '../store/postgres-queue.js';
 import type { RunBus } from '../store/run-bus.js';
-import type { MessageApplier } from './message-applier.js';
+
 import type { LeasingStore } from './owned-store.js';
-import { runClaimed } from './worker-run.js';
+import { runClaimed, type LiveRun } from './worker-run.js';
 
 /** The store a worker needs: leases plus `claimNext` (PostgresCheckpointStore). */
 export type WorkerStore = LeasingStore & { claimNext(owner: string, ttlMs: number): Promise<ClaimedRun | undefined> };
@@ -56,7 +56,11 @@ export interface Worker {
   readonly finished: readonly string[];
   /** Resolves once the worker listens for notices (at once without a bus; retried until it works). */
   readonly listening: Promise<void>;
-  /** Stops taking runs and resolves once the runs in progress have ended. */
+  /**
+   * Stops taking runs and resolves once the runs in progress have ended. Runs waiting for a
+   * decision are parked (suspended, lease released) at their wait, so stopping never waits for
+   * a human; any worker resumes them once decided.
+   */
   stop(): Promise<void>;
 }
 
@@ -71,7 +75,7 @@ export function startWorker(options: WorkerOptions): Worker {
   const log = options.log ?? (() => {});
   const { bus } = options;
   const running = new Set<Promise<void>>();
-  const live = new Map<string, MessageApplier>();
+  const live = new Map<string, LiveRun>();
   const finished: string[] = [];
   let stopping = false;
   let wake: (() => void) | undefined;
@@ -85,8 +89,8 @@ export function startWorker(options: WorkerOptions): Worker {
     leaseTtlMs: ttl,
     approvalTimeoutMs: options.approvalTimeoutMs ?? Infinity,
     suspendOnApproval: options.suspendOnApproval ?? false,
-    // Runs publish to the bus, not to an inspector; the feed only satisfies ServerRun.
-    feed: new InspectionFeed({ mode: 'off' }),
+    // Runs publish to the bus, not to an inspector; the feed only satisfies ServerRun (and keeps next to nothing).
+    feed: new InspectionFeed({ mode: 'off', maxRuns: 1, maxRecordsPerRun: 1 }),
     log,
   };
 
@@ -113,11 +117,11 @@ export function startWorker(options: WorkerOptions): Worker {
       try {
         unlisten = await bus.listen({
           work: notice,
-          message: (runId) => void live.get(runId)?.poke(),
+          message: (runId) => void live.get(runId)?.applier?.poke(),
           // Notices sent while the connection was down are gone: look at everything again.
           reconnected: () => {
             notice();
-            for (const applier of live.values()) void applier.poke();
+            for (const { applier } of live.values()) void applier?.poke();
           },
         });
         if (stopping) await unlisten();
@@ -138,18 +142,22 @@ export function startWorker(options: WorkerOptions): Worker {
       log(`run ${claimed.runId}: agent '${claimed.agent}' is not in this worker's agents (${Object.keys(options.agents).join(', ')}); left for another worker`);
       return;
     }
+    let outcome: Awaited<ReturnType<typeof runClaimed>> | undefined;
     try {
       const agent = typeof source === 'function' ? source() : source;
       log(`run ${claimed.runId}: ${claimed.input === undefined ? 'resuming' : 'starting'} on ${agent.name}`);
-      const outcome = await runClaimed(claimed, agent, context, live);
+      outcome = await runClaimed(claimed, agent, context, live);
       log(`run ${claimed.runId}: ${outcome.detail}`);
-      // A parked run may have been sent something meanwhile: look for work before sleeping.
-      if (outcome.status === 'suspended') notice();
-    } finally {
-      await Promise.resolve(options.store.release(claimed.runId, owner)).catch(() => {});
-      finished.push(claimed.runId);
-      wake?.();
+    } catch (error) {
+      // It could not start (agent factory threw, database gone): the lease is kept until it runs
+      // out, so the run is retried then, not claimed again at once in a tight loop.
+      log(`run ${claimed.runId}: could not run (${(error as Error).message}); retried once its lease runs out (${ttl} ms)`);
     }
+    if (outcome) await Promise.resolve(options.store.release(claimed.runId, owner)).catch(() => {});
+    finished.push(claimed.runId);
+    // A parked run may have been sent something meanwhile: look for work before sleeping.
+    if (outcome?.status === 'suspended') notice();
+    wake?.();
   }
 
   async function loop(): Promise<void> {
@@ -185,6 +193,13 @@ export function startWorker(options: WorkerOptions): Worker {
       stopping = true;
       wake?.();
       await looping;
+      for (const { run } of live.values()) {
+        try {
+          run.handle.suspend();
+        } catch {
+          // Ended meanwhile.
+        }
+      }
       await Promise.all(running);
       await listening;
       await unlisten?.();

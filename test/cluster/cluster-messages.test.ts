@@ -24,6 +24,9 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`messages between cluster nodes${PO
     const started = await sse(a, 'POST', '/api/chat', { agent: 'fiver', input: 'go' });
     const runId = started.res.headers['x-run-id'] as string;
     expect(await c.store.runState(runId)).toBe('queued');
+    const listed = (await call(b, 'GET', '/api/runs')).json.runs;
+    expect(listed).toEqual([expect.objectContaining({ runId, source: 'stored', agent: 'fiver', input: 'go', status: 'queued', pendingApprovals: [] })]);
+    expect((await call(b, 'GET', '/api/runs?status=queued')).json.runs.map((r: { runId: string }) => r.runId)).toEqual([runId]);
     const cancel = await call(b, 'POST', '/api/chat/cancel', { body: { runId } });
     expect([cancel.status, cancel.json]).toEqual([202, { runId, status: 'cancelling' }]);
     await c.worker();
@@ -83,6 +86,29 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`messages between cluster nodes${PO
     expect(events[0]).toMatchObject({ type: 'run_started', runId });
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'done' });
     expect((await c.store.load(runId))!.head.status).toBe('completed');
+    expect((await c.executions()).map((row) => row.call_id)).toEqual(['p1', 'w0', 'w1', 'w2', 'w3']);
+    // A stream from the start replays through the park to the end.
+    const whole = await sse(a, 'GET', `/api/runs/${runId}/stream`);
+    await whole.all();
+    expect(whole.events().filter((e) => e.runId === runId && e.type.startsWith('run_')).map((e) => e.type)).toEqual(['run_started', 'run_suspended', 'run_started', 'run_completed']);
+  });
+
+  it('a stopping worker parks its runs that wait for a decision instead of waiting for a human; another worker resumes them once decided', async () => {
+    const c = await cluster();
+    const [a, b] = [await c.server(), await c.server()];
+    const first = await c.worker({ owner: 'first' });
+    const started = await sse(a, 'POST', '/api/chat', { agent: 'approver', input: 'go' });
+    const runId = started.res.headers['x-run-id'] as string;
+    await started.until((frames) => frames.some((f) => f.event === 'approval_required'));
+    await first.stop();
+    await started.all();
+    expect(started.events().at(-1)).toMatchObject({ type: 'run_suspended', runId });
+    expect((await c.store.load(runId))!.head.status).toBe('suspended');
+    await c.worker({ owner: 'second' });
+    expect((await call(b, 'POST', '/api/chat/approve', { body: { approvalId: approvalOf(started), decision: 'approve' } })).status).toBe(202);
+    const rest = await sse(b, 'GET', `/api/runs/${runId}/stream`, undefined, { 'last-event-id': started.frames.at(-1)!.id! });
+    await rest.all();
+    expect(rest.events().at(-1)).toMatchObject({ type: 'run_completed', output: 'done' });
     expect((await c.executions()).map((row) => row.call_id)).toEqual(['p1', 'w0', 'w1', 'w2', 'w3']);
   });
 

@@ -49,6 +49,9 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`servers and workers on one Postgre
     await started.until((frames) => frames.some((f) => f.event === 'approval_required'));
     const asked = started.events().find((e) => e.type === 'approval_required') as unknown as { approvalId: string };
     expect(asked.approvalId.startsWith(`${runId}:`)).toBe(true);
+    // Server B lists the run (it runs on the worker) with the call that waits.
+    const listed = (await call(b, 'GET', '/api/runs')).json.runs;
+    expect(listed).toEqual([expect.objectContaining({ runId, status: 'running', pendingApprovals: [expect.objectContaining({ approvalId: asked.approvalId, runId, callId: 'p1', tool: 'payout' })] })]);
     const decided = await call(b, 'POST', '/api/chat/approve', { body: { approvalId: asked.approvalId, decision: 'approve' } });
     expect([decided.status, decided.json]).toEqual([202, { runId, approvalId: asked.approvalId, callId: 'p1', decision: 'approve', delivered: 'sent to the run’s worker' }]);
     await started.all();
