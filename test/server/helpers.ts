@@ -2,6 +2,9 @@ import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage 
 import type { TroupeServer } from '../../src/server/index.js';
 import type { WireRecord, WireRunEvent } from '../../src/inspect/wire.js';
 
+/** What the helpers need of a server: its URL and token (an in-process TroupeServer, or a `troupe serve` child process). */
+export type ServerAddress = Pick<TroupeServer, 'url' | 'token'>;
+
 export interface HttpResult {
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
@@ -16,7 +19,7 @@ export interface RequestOptions {
 }
 
 /** One plain request (loopback). `token: null` sends no Authorization header. */
-export function call(server: TroupeServer, method: string, path: string, options: RequestOptions = {}): Promise<HttpResult> {
+export function call(server: ServerAddress, method: string, path: string, options: RequestOptions = {}): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
     const body = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
     const token = options.token === undefined ? server.token : options.token;
@@ -143,7 +146,7 @@ export class SseClient {
 }
 
 /** Opens an SSE request (POST /api/chat or GET /api/inspect) and resolves once headers arrived. */
-export function openSse(server: TroupeServer, method: 'GET' | 'POST', path: string, options: RequestOptions = {}): Promise<SseClient> {
+export function openSse(server: ServerAddress, method: 'GET' | 'POST', path: string, options: RequestOptions = {}): Promise<SseClient> {
   return new Promise((resolve, reject) => {
     const body = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
     const req = httpRequest(`${server.url}${path}`, {
