@@ -22,7 +22,7 @@ const RUN_STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed',
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
 import { PostgresDatabase, type Query } from './postgres.js';
 import { POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
-import { checkJob, claimNextRun, insertJob, type ClaimedRun, type RunJob } from './postgres-queue.js';
+import { checkJob, claimNextRun, insertJob, markJobStarted, type ClaimedRun, type RunJob } from './postgres-queue.js';
 import type { PostgresConnection, PostgresStoreOptions } from './postgres-options.js';
 
 interface RunRow {
@@ -155,7 +155,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
   /** Enqueued runs no worker has started yet, in enqueue order (`input`: the text of a string input). */
   async listQueued(): Promise<Array<{ runId: string; agent: string; input: string | undefined; enqueuedAt: number }>> {
     const rows = await this.db.query<{ run_id: string; agent: string; input: string; enqueued_at: string }>(
-      this.sql('SELECT j.run_id, j.agent, j.input, j.enqueued_at FROM {s}.troupe_jobs j WHERE NOT EXISTS (SELECT 1 FROM {s}.troupe_runs r WHERE r.run_id = j.run_id) ORDER BY j.position'),
+      this.sql('SELECT j.run_id, j.agent, j.input, j.enqueued_at FROM {s}.troupe_jobs j WHERE j.started_at IS NULL AND NOT EXISTS (SELECT 1 FROM {s}.troupe_runs r WHERE r.run_id = j.run_id) ORDER BY j.position'),
     );
     return rows.map((row) => {
       const input = decodeJson(row.input, `${this.db.where}: job '${row.run_id}' input`);
@@ -265,6 +265,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
       checkFence(runId, fence, held && { runId, owner: held.owner, expiresAt: Number(held.expires_at) }, stored?.entry_count ?? 0, this.now());
     }
     const before = stored?.entry_count ?? 0;
+    if (!stored) await markJobStarted(this.db, q, runId, this.now());
     const count = before + entries.length;
     // The entries and the head in one statement (a data-modifying CTE runs exactly once).
     await q(

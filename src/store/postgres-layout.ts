@@ -45,10 +45,20 @@ const CLUSTER_TABLES = `
     CREATE INDEX troupe_events_run ON {s}.troupe_events (run_id, id);
 `;
 
+/** Jobs whose run has not stored anything yet: what a claim looks through (finished jobs stay out of it). */
+const WAITING_JOBS_INDEX = `CREATE INDEX troupe_jobs_waiting ON {s}.troupe_jobs (position) WHERE started_at IS NULL;`;
+
 export const POSTGRES_CHECKPOINTS: PostgresComponent = {
   name: 'checkpoints',
   version: 2,
-  migrate: { 1: CLUSTER_TABLES },
+  migrate: {
+    1:
+      CLUSTER_TABLES +
+      `ALTER TABLE {s}.troupe_jobs ADD COLUMN started_at bigint;
+       UPDATE {s}.troupe_jobs j SET started_at = j.enqueued_at WHERE EXISTS (SELECT 1 FROM {s}.troupe_runs r WHERE r.run_id = j.run_id);
+       ` +
+      WAITING_JOBS_INDEX,
+  },
   label: 'checkpoint store',
   create: `
     CREATE TABLE {s}.troupe_runs (
@@ -84,9 +94,12 @@ export const POSTGRES_CHECKPOINTS: PostgresComponent = {
       position bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
       agent text NOT NULL,
       input text NOT NULL,
-      enqueued_at bigint NOT NULL
+      enqueued_at bigint NOT NULL,
+      started_at bigint
     );
-  ` + CLUSTER_TABLES,
+  ` +
+    CLUSTER_TABLES +
+    WAITING_JOBS_INDEX,
 };
 
 export const POSTGRES_SESSIONS: PostgresComponent = {

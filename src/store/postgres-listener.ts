@@ -24,7 +24,9 @@ const MAX_PAUSE_MS = 5_000;
 
 /** Starts listening; resolves once the first LISTEN succeeded. @throws StoreUnavailable-like driver errors from the first connect (the caller maps them). */
 export async function listenFor(connection: PostgresConnection, schema: string, listeners: BusListeners): Promise<() => Promise<void>> {
-  const channels = new Map<string, ChannelKind>((['work', 'message', 'events'] as const).map((kind) => [channelFor(schema, kind), kind]));
+  // Only the channels someone listens to: a worker does not hear every run's events.
+  const wanted = (['work', 'message', 'events'] as const).filter((kind) => listeners[kind] !== undefined);
+  const channels = new Map<string, ChannelKind>(wanted.map((kind) => [channelFor(schema, kind), kind]));
   let client: pg.Client | undefined;
   let stopped = false;
   let pause = 100;

@@ -32,6 +32,14 @@ export interface RunJob {
 
 type TakeLease = (q: Query, runId: string, now: number) => Promise<Lease | undefined>;
 
+/**
+ * @internal On a run's first append: its job (if it was enqueued) is started, so claims no
+ * longer look at it (the partial index `troupe_jobs_waiting` holds only jobs not started).
+ */
+export async function markJobStarted(db: PostgresDatabase, q: Query, runId: string, now: number): Promise<void> {
+  await q(inSchema('UPDATE {s}.troupe_jobs SET started_at = $2 WHERE run_id = $1 AND started_at IS NULL', db.s), [runId, now]);
+}
+
 /** @internal The store's `enqueue`: one transaction under the run's writer lock. */
 export async function insertJob(db: PostgresDatabase, q: Query, job: RunJob, now: number): Promise<void> {
   const existing = await q(
@@ -89,7 +97,8 @@ export async function claimNextRun(db: PostgresDatabase, q: Query, now: number, 
   const queued = await q<{ run_id: string; agent: string; input: unknown }>(
     inSchema(
       `SELECT j.run_id, j.agent, j.input FROM {s}.troupe_jobs j
-        WHERE NOT EXISTS (SELECT 1 FROM {s}.troupe_runs r WHERE r.run_id = j.run_id)
+        WHERE j.started_at IS NULL
+          AND NOT EXISTS (SELECT 1 FROM {s}.troupe_runs r WHERE r.run_id = j.run_id)
           AND NOT EXISTS (SELECT 1 FROM {s}.troupe_leases l WHERE l.run_id = j.run_id AND l.expires_at > $1)
         ORDER BY j.position
         LIMIT 8

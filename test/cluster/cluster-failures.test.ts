@@ -34,8 +34,8 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`cluster nodes when the database fa
     open.push(started);
     const runId = started.res.headers['x-run-id'] as string;
     await started.until((frames) => frames.some((f) => f.event === 'tool_call_started'));
-    // Every listening connection of this schema (the server's and the worker's) is killed.
-    const listeners = () => adminQuery<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = 'troupe listener' AND query = 'LISTEN "troupe_e_${c.schema}"'`);
+    // Every listening connection of this schema is killed: the server's (last LISTEN: events) and the worker's (messages).
+    const listeners = () => adminQuery<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = 'troupe listener' AND query IN ('LISTEN "troupe_e_${c.schema}"', 'LISTEN "troupe_m_${c.schema}"')`);
     const before = (await listeners()).map((row) => row.pid);
     expect(before.length).toBe(2);
     await adminQuery('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [before]);

@@ -96,6 +96,36 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresCheckpointStore.claimNext 
     }
   });
 
+  it('a job stays claimable until its run stores something (a worker that died right after claiming loses nothing), then leaves the queue; sub-run logs are never claimed', async () => {
+    const schema = await freshSchema();
+    const clock = manualClock(0);
+    const store = open(schema, clock.now);
+    try {
+      await enqueueRun(store, { runId: 'j1', agent: 'calc', input: 'first' });
+      await enqueueRun(store, { runId: 'j2', agent: 'calc', input: 'second' });
+      // A dead parent's sub-run log: its parent resumes it, no worker takes it alone.
+      await store.append('parent/1.0', [input()], head());
+      expect(await store.claimNext('dies', 100)).toEqual({ ...claimedRun('j1', 'dies', 100), agent: 'calc', input: 'first' });
+      clock.set(200);
+      // Its lease ran out before it stored anything: the next worker starts the job afresh.
+      expect(await store.claimNext('w2', 100)).toEqual({ ...claimedRun('j1', 'w2', 300), agent: 'calc', input: 'first' });
+      await store.append('j1', [input('first')], head(), { owner: 'w2', seq: 0 });
+      expect((await store.listQueued()).map((job) => job.runId)).toEqual(['j2']);
+      expect(await adminQuery(`SELECT run_id, started_at FROM "${schema}".troupe_jobs ORDER BY run_id`)).toEqual([
+        { run_id: 'j1', started_at: '200' },
+        { run_id: 'j2', started_at: null },
+      ]);
+      expect(await store.claimNext('w3', 100)).toEqual({ ...claimedRun('j2', 'w3', 300), agent: 'calc', input: 'second' });
+      clock.set(1_000);
+      // j1 is running with an expired lease (its worker is gone): claimed as a stored run, with its job's agent.
+      expect(await store.claimNext('w4', 100)).toEqual({ ...claimedRun('j1', 'w4', 1_100), agent: 'calc' });
+      expect(await store.claimNext('w4', 100)).toEqual({ ...claimedRun('j2', 'w4', 1_100), agent: 'calc', input: 'second' });
+      expect(await store.claimNext('w4', 100)).toBeUndefined();
+    } finally {
+      for (const s of stores.splice(0)) await s.close();
+    }
+  });
+
   it('three workers polling at once take every run exactly once (FOR UPDATE SKIP LOCKED)', async () => {
     const schema = await freshSchema();
     const clock = manualClock(0);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
 import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-store.js';
+import { enqueueRun } from '../../src/store/postgres-queue.js';
 import { migratePostgres } from '../../src/store/postgres-migrate.js';
 import { PostgresSession } from '../../src/store/postgres-session.js';
 import { POSTGRES_SKIP, POSTGRES_URL, adminQuery, expectRejects, shownUrl, usePostgresSchema } from './harnesses.js';
@@ -65,7 +66,11 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgreSQL migration${POSTGRES_SKI
     const store = new PostgresCheckpointStore(url, { schema });
     await store.append('r1', [input()], head());
     // Layout 1 is layout 2 without the cluster tables.
+    await enqueueRun(store, { runId: 'j1', agent: 'a', input: 'q' });
+    await store.append('j1', [input()], head());
+    await enqueueRun(store, { runId: 'j2', agent: 'a', input: 'q' });
     await adminQuery(`DROP TABLE "${schema}".troupe_messages, "${schema}".troupe_events`);
+    await adminQuery(`ALTER TABLE "${schema}".troupe_jobs DROP COLUMN started_at`);
     await adminQuery(`UPDATE "${schema}".troupe_meta SET schema_version = 1 WHERE component = 'checkpoints'`);
     const fresh = new PostgresCheckpointStore(url, { schema });
     await expectRejects(
@@ -79,6 +84,11 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgreSQL migration${POSTGRES_SKI
     ]);
     expect(await tables(schema)).toContain('troupe_messages');
     expect(await tables(schema)).toContain('troupe_events');
+    // Jobs whose run had started are marked started; the others wait in the queue.
+    expect(await adminQuery(`SELECT run_id, started_at IS NOT NULL AS started FROM "${schema}".troupe_jobs ORDER BY run_id`)).toEqual([
+      { run_id: 'j1', started: true },
+      { run_id: 'j2', started: false },
+    ]);
     expect((await store.load('r1'))?.entries).toEqual([input()]);
     await Promise.all([store.close(), fresh.close()]);
   });
