@@ -281,7 +281,8 @@ async function claimCost(bench: Bench, finished: number): Promise<number> {
   const s = `"${schema}"`;
   const store = new PostgresCheckpointStore(bench.url, { schema });
   try {
-    await bench.sql(`INSERT INTO ${s}.troupe_jobs (run_id, agent, input, enqueued_at) SELECT 'r' || g, 'fiver', '"go"', 0 FROM generate_series(1, $1::integer) g`, [finished]);
+    // As their runs' first appends leave them: started (claims look only at jobs not started).
+    await bench.sql(`INSERT INTO ${s}.troupe_jobs (run_id, agent, input, enqueued_at, started_at) SELECT 'r' || g, 'fiver', '"go"', 0, 0 FROM generate_series(1, $1::integer) g`, [finished]);
     await bench.sql(
       `INSERT INTO ${s}.troupe_runs (run_id, schema_version, agent, turn, status, usage, output, entry_count, created_at, updated_at) SELECT 'r' || g, 2, 'fiver', 1, 'completed', '{}', 'done', 7, 0, 0 FROM generate_series(1, $1::integer) g`,
       [finished],
