@@ -63,6 +63,7 @@ describe('README and docs examples', () => {
       'README.md › Real models, MCP servers and built-in tools #3',
       'README.md › Scaling out (PostgreSQL)',
       'README.md › Scaling out (PostgreSQL) #2',
+      'README.md › Running a cluster',
       'docs/models-and-mcp.md › MCP servers',
     ]);
     expect(keys('fragment')).toEqual([
