@@ -29,6 +29,8 @@ export const runGuards = {
   replayCompleted: ({ context }: GuardArgs) => context.run.replayCompleted,
   resumeInTurn: ({ context }: GuardArgs) => context.run.resumeInTurn,
   turnLimitReached: ({ context }: GuardArgs) => turnStartViolation(context.run, Date.now()) !== undefined,
+  // START of a fresh run (not loading, no config error): no cancel came first and turn 1 may start.
+  startsFirstTurn: ({ context }: GuardArgs) => context.run.cancelError === undefined && turnStartViolation(context.run, Date.now()) === undefined,
   replyOverBudget: ({ context }: GuardArgs) => replyViolation(context.run, Date.now()) !== undefined,
   noToolCalls: ({ context }: GuardArgs) => context.run.batch.slots.length === 0,
   approvalDenied: ({ event }: GuardArgs) => !(event as unknown as { output: ApprovalOutcome }).output.approved,
@@ -47,6 +49,12 @@ export const runGuards = {
   spendOverBudget: ({ context }: GuardArgs) => spendViolation(context.run) !== undefined,
   checkpointing: ({ context }: GuardArgs) => context.run.options.checkpoint !== undefined,
   runFinished: ({ context }: GuardArgs) => finishesAfterTurn(context.run),
+  // The run completes after this turn with nothing to check or save first (no outputType,
+  // no output guardrails or onRunEnd hooks, input guardrails decided, no session).
+  completesNow: ({ context }: GuardArgs) => {
+    const run = context.run;
+    return run.options.session === undefined && run.agent.outputType === undefined && !hasEndChecks(run.agent) && !inputCheckPending(run) && finishesAfterTurn(run);
+  },
   replyRetried: ({ event }: GuardArgs) => {
     const verdict = (event as unknown as { output: ModelReply }).output.verdict;
     return verdict !== undefined && 'retry' in verdict;

@@ -226,6 +226,8 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
   resumeInTurn: ({ context }) => context.resumeInTurn,
   // Turn start: the turn limit, then the token budget.
   turnLimitReached: ({ context }) => context.turn + 1 > maxTurns(context) || tokensOver(context),
+  // START of a fresh run: no cancel came first and the first turn may start.
+  startsFirstTurn: ({ context }) => !context.cancel && !(context.turn + 1 > maxTurns(context) || tokensOver(context)),
   replyOverBudget: ({ context }) => tokensOver(context),
   noToolCalls: ({ context }) => context.slots.length === 0,
   approvalDenied: ({ event }) => !(event.output as { approved: boolean }).approved,
@@ -245,6 +247,8 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
   checkpointing: ({ context }) => profile(context).checkpoint === true,
   // Terminate rule: no calls, or every result of the batch terminates; a waiting message gives another turn.
   runFinished: ({ context }) => finishes(context),
+  // Completes with nothing left to check or save: not typed, no end checks, no pending guardrail, no session.
+  completesNow: ({ context }) => finishes(context) && profile(context).typed !== true && !hasEndChecks(context) && !context.guardPending && profile(context).session !== true,
   replyRetried: ({ context, event }) => profile(context).hooks === true && (event.output as { reply: ReplyKind }).reply === 'retryMe',
   replyStops: ({ context }) => context.stopped,
   outputNeedsRepair: ({ context }) => outputBad(context) && !context.repairUsed,
