@@ -135,13 +135,13 @@ export function approvalInput(state: RunState): ApprovalInput {
     ...(decision ? { recorded: { approved: decision.approved, ...(decision.reason !== undefined ? { reason: decision.reason } : {}) } } : {}),
     ...(same ? { requestedAt: stored.request.requestedAt } : {}),
     onOpened: (view) => {
-      state.openWaits.set(approvalId, { approvalId, callId: slot.call.id, tool: slot.call.name, arguments: slot.call.arguments, requestedAt: view.requestedAt });
+      (state.openWaits ??= new Map()).set(approvalId, { approvalId, callId: slot.call.id, tool: slot.call.name, arguments: slot.call.arguments, requestedAt: view.requestedAt });
       if (durable && !same) log(state, { kind: 'approval_request', turn, index: slot.index, callId: slot.call.id, approvalId, tool: slot.call.name, argsHash, requestedAt: view.requestedAt });
       if (state.self.getSnapshot().status === 'active') state.self.send({ type: 'approval.opened', approvalId });
     },
     onDecided: (outcome) => {
       // A wait withdrawn by parking ('cancel') is still what the suspended run waits for.
-      if (outcome.by !== 'cancel') state.openWaits.delete(approvalId);
+      if (outcome.by !== 'cancel') state.openWaits?.delete(approvalId);
       if (!durable || !LOGGED_DECIDERS.has(outcome.by)) return;
       log(state, { kind: 'approval_decision', approvalId, callId: slot.call.id, argsHash, approved: outcome.approved, ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}), by: outcome.by, decidedAt: Date.now() });
     },

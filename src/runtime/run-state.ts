@@ -86,7 +86,7 @@ export interface CallSlot {
 export interface Batch {
   readonly reply: AssistantMessage | undefined;
   readonly slots: CallSlot[];
-  readonly byKey: Map<string, CallSlot>;
+  readonly byKey: ReadonlyMap<string, CallSlot>;
   /** Index of the next call preflight looks at. */
   cursor: number;
   /** Every call of this batch runs alone (agent or a tool's executionMode is sequential). */
@@ -97,9 +97,12 @@ export interface Batch {
   claimedHandoff: string | undefined;
 }
 
+/** The empty batch's index: read-only, so every empty batch shares it. */
+const NO_SLOTS: ReadonlyMap<string, CallSlot> = new Map();
+
 /** The batch of a turn before its reply (and of a run before its first turn). */
 export function emptyBatch(): Batch {
-  return { reply: undefined, slots: [], byKey: new Map(), cursor: 0, sequential: false, claimedHandoff: undefined, stopped: false };
+  return { reply: undefined, slots: [], byKey: NO_SLOTS, cursor: 0, sequential: false, claimedHandoff: undefined, stopped: false };
 }
 
 /**
@@ -130,8 +133,8 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
   readonly usage: Usage;
   readonly mailbox: Mailbox;
   readonly runLog: RunLog | undefined;
-  /** Live sub-runs by run id, told about spend elsewhere in the tree. */
-  readonly subRuns: Map<string, AnyActorRef>;
+  /** Live sub-runs by run id, told about spend elsewhere in the tree (created with the first one). */
+  subRuns: Map<string, AnyActorRef> | undefined;
   /** What this run's call contexts may do with it. */
   readonly port: RunPort;
 
@@ -194,10 +197,13 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
    * This run's open approval waits by approval id, kept until decided: parking leaves the
    * wait (which withdraws it from the router) before the suspending state lists them.
    */
-  openWaits: Map<string, SuspendedApproval>;
+  openWaits: Map<string, SuspendedApproval> | undefined;
 }
 
 const runStates = new WeakSet<object>();
+
+/** Every run that was not restored has none; shared (it is read-only), restoring replaces it. */
+const NO_STORED_APPROVALS: RunState['storedApprovals'] = new Map();
 
 /** Whether `value` is a run's state record (inspection summarises it instead of walking it). */
 export function isRunState(value: unknown): value is RunState {
@@ -229,7 +235,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     usage: emptyUsage(),
     mailbox: { post: (text: string) => postToRun(self, text) },
     runLog: undefined,
-    subRuns: new Map(),
+    subRuns: undefined,
     port: undefined as unknown as RunPort,
     agent: input.agent,
     tools: new Map(),
@@ -261,10 +267,10 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     resumeInTurn: false,
     storedOutput: '',
     historyLength: 0,
-    storedApprovals: new Map(),
+    storedApprovals: NO_STORED_APPROVALS,
     suspendRequested: false,
     parked: undefined,
-    openWaits: new Map(),
+    openWaits: undefined,
   };
   runStates.add(state);
   (state as { port: RunPort }).port = createRunPort(state);

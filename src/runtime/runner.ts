@@ -62,7 +62,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   /** The run's root actor (for inspection). */
   readonly actor: AnyActorRef;
   /** Steer and follow-up messages not yet injected (seen as user_message_injected), by id. */
-  private readonly unread = new Set<string>();
+  private unread: Set<string> | undefined;
   private steerCount = 0;
   private readonly channel: EventChannel;
   private readonly run: LaunchedRun;
@@ -100,7 +100,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
       humans,
       machine,
       sink: (event) => {
-        if (event.type === 'user_message_injected' && event.id !== undefined && event.runId === rootId) this.unread.delete(event.id);
+        if (event.type === 'user_message_injected' && event.id !== undefined && event.runId === rootId) this.unread?.delete(event.id);
         this.channel.push(event, event.runId === rootId && (event.type === 'run_completed' || event.type === 'run_failed' || event.type === 'run_suspended'));
       },
     };
@@ -147,7 +147,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
 
   /** Withdraws a steer or follow-up message while it is unread. Returns false once it was read (or is unknown). */
   unsteer(id: string): boolean {
-    if (!this.unread.delete(id)) return false;
+    if (!this.unread?.delete(id)) return false;
     this.actor.send({ type: 'steer.remove', id });
     return true;
   }
@@ -158,7 +158,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     // Saving its session, a run has completed its last turn: a message now would be lost, so it is refused.
     if (snapshot.status !== 'active' || snapshot.matches('savingSession')) throw new UserError(`Run '${this.runId}' has ended; it takes no more messages.`);
     const id = `${queue === 'steer' ? 'steer' : 'followup'}_${++this.steerCount}`;
-    this.unread.add(id);
+    (this.unread ??= new Set()).add(id);
     this.actor.send({ type: 'steer.add', queue, id, text });
     return id;
   }
