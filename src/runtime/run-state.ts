@@ -1,6 +1,7 @@
 import type { AnyActorLogic, AnyActorRef } from 'xstate';
 import type { Agent } from '../agent.js';
 import type { CallJob } from '../actors/call-pipeline.js';
+import type { ModelTurnInput } from '../actors/model-turn.js';
 import { asError } from '../errors.js';
 import type { AncestorBudget } from '../rules/budget.js';
 import type { Mailbox } from '../tools/context.js';
@@ -166,6 +167,8 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
   followUps: QueuedMessage[];
   /** System text added to every agent's instructions (the instructions option, system input messages). */
   extraSystem: string;
+  /** The model turn input of the active agent (no hooks, no checkpoint log), reused turn after turn. */
+  modelTurn: { readonly agent: Agent; readonly system: string; readonly input: ModelTurnInput } | undefined;
   /** The last model reply's finish reason and input tokens (for the result). */
   lastReply: { readonly finishReason: string | undefined; readonly inputTokens: number | undefined } | undefined;
   pendingHandoff: { readonly target: Agent; readonly inputFilter: HandoffInputFilter | undefined } | undefined;
@@ -255,6 +258,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     steerQueue: [],
     followUps: [],
     extraSystem: '',
+    modelTurn: undefined,
     lastReply: undefined,
     pendingHandoff: undefined,
     configError: undefined,

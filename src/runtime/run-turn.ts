@@ -84,8 +84,15 @@ export function withdrawSteer(state: RunState, id: string): void {
   state.followUps = state.followUps.filter((m) => m.id !== id);
 }
 
+/**
+ * What the model caller needs for this turn's request. Its closures read the state when
+ * called, so for an agent without hooks in a run without a checkpoint log (no per-turn
+ * `logged` wait) the same object serves every turn, until the agent or its system prompt changes.
+ */
 export function modelInput(state: RunState): ModelTurnInput {
   const agent = state.agent;
+  const reused = state.modelTurn;
+  if (reused !== undefined && reused.agent === agent && reused.system === state.system) return reused.input;
   const format = agent.outputType ? responseFormat(agent) : undefined;
   // Models that take no response format are told the schema in the system prompt.
   const system = format && !agent.model.supportsResponseFormat ? `${state.system}${state.system ? '\n\n' : ''}Reply with only JSON that matches this JSON Schema:\n${JSON.stringify(format.schema)}` : state.system;
@@ -100,7 +107,10 @@ export function modelInput(state: RunState): ModelTurnInput {
   };
   const compact = contextCompactor(state);
   if (compact) input.compact = compact;
-  if (agent.hooks.length === 0) return input;
+  if (agent.hooks.length === 0) {
+    if (!state.runLog) state.modelTurn = { agent, system: state.system, input };
+    return input;
+  }
   const ctx = hookContext(state);
   return {
     ...input,
@@ -127,14 +137,18 @@ export function discardReply(state: RunState, reply: ModelReply): void {
 export function recordReply(state: RunState, reply: ModelReply): void {
   spendOwn(state, { usage: { ...reply.usage, requests: 1 + (reply.extraRequests ?? 0) }, toolCalls: 0 });
   state.lastReply = { finishReason: reply.finishReason, inputTokens: reply.usage.inputTokens };
-  const message: AssistantMessage = {
-    role: 'assistant',
-    content: reply.text,
-    ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
-    ...(reply.reasoningParts ? { reasoningParts: reply.reasoningParts } : {}),
-    toolCalls: reply.calls,
-    agent: state.agent.name,
-  };
+  // Without reasoning (the common case) a plain literal: spreads in a per-turn literal are a slow path on Node 20.
+  const message: AssistantMessage =
+    reply.reasoning || reply.reasoningParts
+      ? {
+          role: 'assistant',
+          content: reply.text,
+          ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+          ...(reply.reasoningParts ? { reasoningParts: reply.reasoningParts } : {}),
+          toolCalls: reply.calls,
+          agent: state.agent.name,
+        }
+      : { role: 'assistant', content: reply.text, toolCalls: reply.calls, agent: state.agent.name };
   state.transcript.push(message);
   const verdict = reply.verdict;
   if (verdict && 'inject' in verdict) for (const text of verdict.inject) state.inbox.push({ text, source: 'hook' });
