@@ -21,7 +21,13 @@
  *   configuration then share one value object, which XState never mutates.
  * - StateNode#next: the candidates of an event type are remembered in a Map per state node
  *   instead of under a `candidates-${type}` string key (the same memo, without building a
- *   string and probing a dictionary object per event).
+ *   string, a factory closure and probing a dictionary object per event); the list of the
+ *   chosen transition's actions it built and never read is gone.
+ * - StateNode#invoke / #initial: the memo is read before its factory closure is built.
+ * - microstep: one transition's actions are its own array (read only), not a flatMap copy.
+ * - exitStates / enterStates: a state with nothing to run (no exit, entry, initial actions or
+ *   invokes) skips the action resolution, which would return the same snapshot; the set of
+ *   completed parallel states is made only when one completes.
  *
  * Refuses (throws) on any other xstate version or when a file does not hold an original text
  * exactly once. Idempotent. test/xstate-step-patches.test.ts pins the files, the texts and
@@ -165,6 +171,53 @@ function createMachineSnapshot(config, machine) {
 `,
   },
   {
+    name: 'microstep actions',
+    files: STEP_FILES,
+    original: `filteredTransitions.flatMap(t => t.actions)`,
+    patched: `(filteredTransitions.length === 1 ? filteredTransitions[0].actions : filteredTransitions.flatMap(t => t.actions))`,
+  },
+  {
+    name: 'exitStates (nothing to do)',
+    files: STEP_FILES,
+    original: `    nextSnapshot = resolveActionsAndContext(nextSnapshot, event, actorScope, [...s.exit, ...s.invoke.map(def => stopChild(def.id))], internalQueue, undefined);
+`,
+    patched: `    ${MARK} a state without exit actions or invokes leaves the snapshot as it is.
+    if (s.exit.length !== 0 || s.invoke.length !== 0) {
+      nextSnapshot = resolveActionsAndContext(nextSnapshot, event, actorScope, [...s.exit, ...s.invoke.map(def => stopChild(def.id))], internalQueue, undefined);
+    }
+`,
+  },
+  {
+    name: 'enterStates (nothing to do)',
+    files: STEP_FILES,
+    original: `    nextSnapshot = resolveActionsAndContext(nextSnapshot, event, actorScope, actions, internalQueue, stateNodeToEnter.invoke.map(invokeDef => invokeDef.id));
+`,
+    patched: `    ${MARK} a state without entry actions, invokes or initial actions leaves the snapshot as it is.
+    if (actions.length !== 0) {
+      nextSnapshot = resolveActionsAndContext(nextSnapshot, event, actorScope, actions, internalQueue, stateNodeToEnter.invoke.map(invokeDef => invokeDef.id));
+    }
+`,
+  },
+  {
+    name: 'enterStates (completed parallel states)',
+    files: STEP_FILES,
+    original: `  const completedNodes = new Set();
+`,
+    patched: `  ${MARK} the set of completed parallel states is made when one completes.
+  let completedNodes;
+`,
+  },
+  {
+    name: 'enterStates (completed parallel states, use)',
+    files: STEP_FILES,
+    original: `!completedNodes.has(ancestorMarker) && isInFinalState(mutStateNodeSet, ancestorMarker)) {
+        completedNodes.add(ancestorMarker);
+`,
+    patched: `!completedNodes?.has(ancestorMarker) && isInFinalState(mutStateNodeSet, ancestorMarker)) {
+        (completedNodes ??= new Set()).add(ancestorMarker);
+`,
+  },
+  {
     name: 'StateNode candidates memo',
     files: STATE_NODE_FILES,
     original: `const cache = new WeakMap();
@@ -191,7 +244,49 @@ function memoCandidates(stateNode, eventType, fn) {
     name: 'StateNode#next',
     files: STATE_NODE_FILES,
     original: 'const candidates = memo(this, `candidates-${eventType}`, () =>',
-    patched: 'const candidates = memoCandidates(this, eventType, () =>',
+    patched: 'const candidates = candidatesByNode.get(this)?.get(eventType) ?? memoCandidates(this, eventType, () =>',
+  },
+  {
+    name: 'StateNode#next (unused actions)',
+    files: STATE_NODE_FILES,
+    original: `    const actions = [];
+    let selectedTransition;
+`,
+    patched: `    ${MARK} no list of the chosen transition's actions (it was built and never read).
+    let selectedTransition;
+`,
+  },
+  {
+    name: 'StateNode#next (unused actions push)',
+    files: STATE_NODE_FILES,
+    original: `        actions.push(...candidate.actions);
+        selectedTransition = candidate;
+`,
+    patched: `        ${MARK} (no actions list)
+        selectedTransition = candidate;
+`,
+  },
+  {
+    name: 'StateNode#invoke',
+    files: STATE_NODE_FILES,
+    original: `    return memo(this, 'invoke', () =>`,
+    patched: `    ${MARK} read the memo before building its factory.
+    const memoizedInvoke = cache.get(this);
+    if (memoizedInvoke !== undefined && 'invoke' in memoizedInvoke) {
+      return memoizedInvoke.invoke;
+    }
+    return memo(this, 'invoke', () =>`,
+  },
+  {
+    name: 'StateNode#initial',
+    files: STATE_NODE_FILES,
+    original: `    return memo(this, 'initial', () =>`,
+    patched: `    ${MARK} read the memo before building its factory.
+    const memoizedInitial = cache.get(this);
+    if (memoizedInitial !== undefined && 'initial' in memoizedInitial) {
+      return memoizedInitial.initial;
+    }
+    return memo(this, 'initial', () =>`,
   },
 ];
 
@@ -209,6 +304,8 @@ export function patchXstateSteps(xstateDir) {
     const before = readFileSync(path, 'utf8');
     let text = before;
     for (const patch of STEP_PATCHES.filter((p) => p.files.includes(name))) {
+      // "Already patched" is read from the patched text, so it must not occur in the original.
+      if (patch.original.includes(patch.patched)) throw new Error(`patch-xstate-steps: '${patch.name}' cannot tell a patched file from an original one`);
       if (text.includes(patch.patched)) {
         report.push(`${name}: ${patch.name}: already patched`);
         continue;

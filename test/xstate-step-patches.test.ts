@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createActor, createMachine, setup } from 'xstate';
+import { createActor, createMachine, fromCallback, setup } from 'xstate';
 import { STATE_NODE_FILES, STEP_FILES, STEP_PATCHES, XSTATE_VERSION, patchXstateSteps } from '../scripts/patch-xstate-steps.mjs';
 
 const xstateDir = dirname(createRequire(import.meta.url).resolve('xstate/package.json'));
@@ -22,9 +22,20 @@ describe('the xstate step patches (scripts/patch-xstate-steps.mjs, run by script
       'selectEventlessTransitions (conflicts)',
       'getHistoryNodes',
       'createMachineSnapshot value',
+      'microstep actions',
+      'exitStates (nothing to do)',
+      'enterStates (nothing to do)',
+      'enterStates (completed parallel states)',
+      'enterStates (completed parallel states, use)',
       'StateNode candidates memo',
       'StateNode#next',
+      'StateNode#next (unused actions)',
+      'StateNode#next (unused actions push)',
+      'StateNode#invoke',
+      'StateNode#initial',
     ]);
+    // "Already patched" is told by the patched text: it never occurs in the original.
+    expect(STEP_PATCHES.filter((p) => p.original.includes(p.patched)).map((p) => p.name)).toEqual([]);
   });
 
   it('keep history targets meaning the remembered configuration, shallow and deep, on every visit', () => {
@@ -130,6 +141,56 @@ describe('the xstate step patches (scripts/patch-xstate-steps.mjs, run by script
     const other = createActor(machine).start();
     other.send({ type: 'A' });
     expect(other.getSnapshot().value).toEqual({ x: 'x2', y: 'y1' });
+  });
+
+  it('keep entry and exit actions in order across states that have none, stop invokes on exit, and complete parallel states once', () => {
+    const log: string[] = [];
+    const note = (name: string) => () => void log.push(name);
+    const machine = createMachine({
+      id: 'o',
+      initial: 'a',
+      states: {
+        a: {
+          entry: note('enter a'),
+          exit: note('exit a'),
+          initial: 'quiet',
+          states: { quiet: { on: { GO: '#o.b.deep.leaf' } } },
+        },
+        b: {
+          initial: 'deep',
+          states: {
+            deep: {
+              initial: 'leaf',
+              states: {
+                leaf: {
+                  entry: note('enter leaf'),
+                  invoke: {
+                    src: fromCallback(() => {
+                      log.push('invoke started');
+                      return () => void log.push('invoke stopped');
+                    }),
+                  },
+                  on: { GO: '#o.p' },
+                },
+              },
+            },
+          },
+        },
+        p: {
+          type: 'parallel',
+          onDone: { target: 'end', actions: note('parallel done') },
+          states: {
+            x: { initial: 'x1', states: { x1: { on: { X: 'x2' } }, x2: { type: 'final', entry: note('x final') } } },
+            y: { initial: 'y1', states: { y1: { on: { Y: 'y2' } }, y2: { type: 'final', entry: note('y final') } } },
+          },
+        },
+        end: { type: 'final', entry: note('end') },
+      },
+    });
+    const actor = createActor(machine).start();
+    for (const type of ['GO', 'GO', 'X', 'X', 'Y']) actor.send({ type });
+    expect(log).toEqual(['enter a', 'exit a', 'enter leaf', 'invoke started', 'invoke stopped', 'x final', 'y final', 'parallel done', 'end']);
+    expect(actor.getSnapshot().status).toBe('done');
   });
 
   describe('patchXstateSteps on a copy', () => {
