@@ -25,6 +25,10 @@
  *   chosen transition's actions it built and never read is gone.
  * - StateNode#invoke / #initial: the memo is read before its factory closure is built.
  * - microstep: one transition's actions are its own array (read only), not a flatMap copy.
+ * - Actor: starts with shared empty observer and event-listener collections, replaced by the
+ *   actor's own on its first subscribe / on (the only writes); every other use reads, deletes
+ *   or clears, which an empty collection answers the same. Most child actors (every tool
+ *   call) never get an observer: two collections fewer per actor.
  * - exitStates / enterStates: a state with nothing to run (no exit, entry, initial actions or
  *   invokes) skips the action resolution, which would return the same snapshot; the set of
  *   completed parallel states is made only when one completes.
@@ -215,6 +219,53 @@ function createMachineSnapshot(config, machine) {
 `,
     patched: `!completedNodes?.has(ancestorMarker) && isInFinalState(mutStateNodeSet, ancestorMarker)) {
         (completedNodes ??= new Set()).add(ancestorMarker);
+`,
+  },
+  {
+    name: 'Actor (empty listener sentinels)',
+    files: STEP_FILES,
+    original: `class Actor {
+`,
+    patched: `${MARK} every actor starts with these shared empty collections (never written: the first
+// subscribe / on replaces them with its own); most child actors never get an observer.
+const noObservers = new Set();
+const noEventListeners = new Map();
+class Actor {
+`,
+  },
+  {
+    name: 'Actor (lazy observers and listeners)',
+    files: STEP_FILES,
+    original: `    this.observers = new Set();
+    this.eventListeners = new Map();
+`,
+    patched: `    ${MARK} made on first use (see noObservers).
+    this.observers = noObservers;
+    this.eventListeners = noEventListeners;
+`,
+  },
+  {
+    name: 'Actor#subscribe',
+    files: STEP_FILES,
+    original: `      this.observers.add(observer);
+`,
+    patched: `      ${MARK} the actor's own set, made on first subscribe.
+      if (this.observers === noObservers) {
+        this.observers = new Set();
+      }
+      this.observers.add(observer);
+`,
+  },
+  {
+    name: 'Actor#on',
+    files: STEP_FILES,
+    original: `      this.eventListeners.set(type, listeners);
+`,
+    patched: `      ${MARK} the actor's own map, made on first listener.
+      if (this.eventListeners === noEventListeners) {
+        this.eventListeners = new Map();
+      }
+      this.eventListeners.set(type, listeners);
 `,
   },
   {

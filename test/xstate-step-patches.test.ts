@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createActor, createMachine, fromCallback, setup } from 'xstate';
+import { createActor, createMachine, emit, fromCallback, setup } from 'xstate';
 import { STATE_NODE_FILES, STEP_FILES, STEP_PATCHES, XSTATE_VERSION, patchXstateSteps } from '../scripts/patch-xstate-steps.mjs';
 
 const xstateDir = dirname(createRequire(import.meta.url).resolve('xstate/package.json'));
@@ -27,6 +27,10 @@ describe('the xstate step patches (scripts/patch-xstate-steps.mjs, run by script
       'enterStates (nothing to do)',
       'enterStates (completed parallel states)',
       'enterStates (completed parallel states, use)',
+      'Actor (empty listener sentinels)',
+      'Actor (lazy observers and listeners)',
+      'Actor#subscribe',
+      'Actor#on',
       'StateNode candidates memo',
       'StateNode#next',
       'StateNode#next (unused actions)',
@@ -191,6 +195,25 @@ describe('the xstate step patches (scripts/patch-xstate-steps.mjs, run by script
     for (const type of ['GO', 'GO', 'X', 'X', 'Y']) actor.send({ type });
     expect(log).toEqual(['enter a', 'exit a', 'enter leaf', 'invoke started', 'invoke stopped', 'x final', 'y final', 'parallel done', 'end']);
     expect(actor.getSnapshot().status).toBe('done');
+  });
+
+  it('keep subscriptions and emitted-event listeners per actor: each actor sees only its own, unsubscribing stops them', () => {
+    const machine = setup({ actions: { shout: emit({ type: 'shout' }) } }).createMachine({ initial: 'a', states: { a: { on: { GO: { target: 'b', actions: 'shout' } } }, b: { on: { GO: { target: 'a', actions: 'shout' } } } } });
+    const one = createActor(machine).start();
+    const two = createActor(machine).start();
+    const seen: string[] = [];
+    const sub = one.subscribe((s) => seen.push(`one ${String(s.value)}`));
+    const heard = one.on('shout', () => seen.push('one shout'));
+    two.on('*', (e) => seen.push(`two ${e.type}`));
+    one.send({ type: 'GO' });
+    two.send({ type: 'GO' });
+    sub.unsubscribe();
+    heard.unsubscribe();
+    one.send({ type: 'GO' });
+    const late: string[] = [];
+    one.subscribe({ complete: () => late.push('complete') });
+    one.stop();
+    expect([seen, late]).toEqual([['one shout', 'one b', 'two shout'], ['complete']]);
   });
 
   describe('patchXstateSteps on a copy', () => {
