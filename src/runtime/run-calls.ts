@@ -261,7 +261,7 @@ function dispatch(state: RunState, slot: CallSlot): void {
     // A plain property, not a spread: object spreads in this per-call literal cost more than the call.
     reshape: hasHook(agent, 'afterToolCall') ? afterToolCallFor(state, slot) : undefined,
   };
-  state.sink({ type: 'tool_call_started', runId, path, agent: agentName, turn, call });
+  if (!state.audience.quiet) state.sink({ type: 'tool_call_started', runId, path, agent: agentName, turn, call });
   state.outbox.push(job);
 }
 
@@ -331,23 +331,26 @@ function settle(state: RunState, key: string, outcome: CallOutcome): void {
       ? { role: 'tool', callId: slot.call.id, name: slot.call.name, content: outcome.output, isError: outcome.isError }
       : { role: 'tool', callId: slot.call.id, name: slot.call.name, content: outcome.output, isError: outcome.isError, parts: outcome.parts };
   state.transcript.push(message);
-  const completed: ToolCallCompletedEvent = {
-    type: 'tool_call_completed',
-    runId: state.runId,
-    path: state.path,
-    agent: state.agent.name,
-    turn: state.turn,
-    call: slot.call,
-    result: outcome.result,
-    output: outcome.output,
-    isError: outcome.isError,
-    details: outcome.details,
-    terminate: outcome.terminate,
-  };
-  if (outcome.blockedBy !== undefined) (completed as { blockedBy?: string }).blockedBy = outcome.blockedBy;
-  if (outcome.parts !== undefined) (completed as { parts?: CallOutcome['parts'] }).parts = outcome.parts;
-  state.sink(completed);
-  log(state, outcome.terminate ? { kind: 'result', turn: state.turn, message, terminate: true } : { kind: 'result', turn: state.turn, message });
+  if (!state.audience.quiet) {
+    const completed: ToolCallCompletedEvent = {
+      type: 'tool_call_completed',
+      runId: state.runId,
+      path: state.path,
+      agent: state.agent.name,
+      turn: state.turn,
+      call: slot.call,
+      result: outcome.result,
+      output: outcome.output,
+      isError: outcome.isError,
+      details: outcome.details,
+      terminate: outcome.terminate,
+    };
+    if (outcome.blockedBy !== undefined) (completed as { blockedBy?: string }).blockedBy = outcome.blockedBy;
+    if (outcome.parts !== undefined) (completed as { parts?: CallOutcome['parts'] }).parts = outcome.parts;
+    state.sink(completed);
+  }
+  // Without a log the entry is not even built (the per-call path).
+  if (state.runLog) log(state, outcome.terminate ? { kind: 'result', turn: state.turn, message, terminate: true } : { kind: 'result', turn: state.turn, message });
   if (outcome.runSignal instanceof BudgetExceeded) state.stopError ??= outcome.runSignal;
 }
 

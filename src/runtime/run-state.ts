@@ -42,7 +42,23 @@ export interface RunInput {
   readonly humans: HumanRouter;
   /** For sub-runs: the parent run's address and what every ancestor has left to spend. */
   readonly parent?: { readonly ref: AnyActorRef; readonly ancestors: readonly AncestorBudget[] };
+  /** Whether anyone can still see the tree's per-turn events (shared by the whole tree; default: someone can). */
+  readonly audience?: Audience;
 }
+
+/**
+ * Whether a run tree's events have an audience. `quiet` is set once nobody will read the
+ * stream and no tracer observes it (Runner.run, stopListening): the per-turn and per-call
+ * progress events (turn_started, turn_ended, message_completed, text/reasoning deltas,
+ * tool_call_started, tool_call_completed) are then not built at all. Every other event
+ * (run start and end, approvals, injected messages, handoffs, failures) is still sent.
+ */
+export interface Audience {
+  quiet: boolean;
+}
+
+/** Runs started without an audience object (a sub-run gets its root's): always heard. */
+const ALWAYS_HEARD: Audience = Object.freeze({ quiet: false }) as Audience;
 
 /** How a run ended; the run actor's output. */
 export type RunOutcome =
@@ -118,6 +134,8 @@ export interface QueuedMessage {
 }
 
 export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' | 'parentPath' | 'sink' | 'approvals' | 'humans'> {
+  /** The tree's audience: progress events are built only while it is not quiet. */
+  readonly audience: Audience;
   /** The run actor itself: tools reach their run only by sending it messages. */
   readonly self: AnyActorRef;
   /** The logic this run runs on; sub-runs use the same (so a test's mutant chart reaches them). */
@@ -223,6 +241,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     options,
     parentPath: input.parentPath,
     sink: input.sink,
+    audience: input.audience ?? ALWAYS_HEARD,
     approvals: input.approvals,
     humans: input.humans,
     self,

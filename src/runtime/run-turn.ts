@@ -23,7 +23,7 @@ export function startRun(state: RunState): void {
   if (state.configError) return;
   for (const message of normaliseInput(state.input).messages) {
     state.transcript.push(message);
-    log(state, { kind: 'input', message });
+    if (state.runLog) log(state, { kind: 'input', message });
   }
 }
 
@@ -37,7 +37,7 @@ export function startTurn(state: RunState): void {
   const followUpsDue = onlyFollowUpsWait(state);
   state.turn++;
   state.batch = emptyBatch();
-  state.sink({ type: 'turn_started', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn });
+  if (!state.audience.quiet) state.sink({ type: 'turn_started', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn });
   if (state.turn === 1 && !state.resumed && state.agent.inputGuardrails.length > 0) startInputCheck(state);
   if (state.inbox.length > 0) for (const { text, source } of state.inbox.splice(0)) inject(state, text, source, undefined);
   const mode = state.options.steeringMode;
@@ -99,8 +99,12 @@ export function modelInput(state: RunState): ModelTurnInput {
   const input: ModelTurnInput = {
     model: agent.model,
     request: () => ({ runId: state.runId, agent: agent.name, system, messages: state.transcript, tools: state.toolSchemas, settings: agent.settings, responseFormat: format }),
-    onTextDelta: (delta) => state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
-    onReasoningDelta: (delta) => state.sink({ type: 'reasoning_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
+    onTextDelta: (delta) => {
+      if (!state.audience.quiet) state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta });
+    },
+    onReasoningDelta: (delta) => {
+      if (!state.audience.quiet) state.sink({ type: 'reasoning_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta });
+    },
     ...(state.runLog?.pending ? { logged: state.runLog.settle().catch(() => undefined) } : {}),
     onDiscard: ({ attempt, reason, text, reasoning, calls }) =>
       state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason, attempt, voided: { text, reasoning, toolCalls: calls } }),
@@ -152,8 +156,8 @@ export function recordReply(state: RunState, reply: ModelReply): void {
   state.transcript.push(message);
   const verdict = reply.verdict;
   if (verdict && 'inject' in verdict) for (const text of verdict.inject) state.inbox.push({ text, source: 'hook' });
-  state.sink({ type: 'message_completed', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, message, usage: { ...state.usage } });
-  log(state, { kind: 'reply', turn: state.turn, message });
+  if (!state.audience.quiet) state.sink({ type: 'message_completed', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, message, usage: { ...state.usage } });
+  if (state.runLog) log(state, { kind: 'reply', turn: state.turn, message });
   state.batch = batchFor(state, message, verdict !== undefined && 'stop' in verdict);
 }
 
@@ -176,7 +180,7 @@ export function batchFor(state: RunState, reply: AssistantMessage, stopped = fal
 }
 
 export function endTurn(state: RunState): void {
-  state.sink({ type: 'turn_ended', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, usage: { ...state.usage } });
+  if (!state.audience.quiet) state.sink({ type: 'turn_ended', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, usage: { ...state.usage } });
 }
 
 /** A `mailbox.post` message: the model sees it at its next request. */

@@ -10,6 +10,7 @@ import { EventChannel } from './event-channel.js';
 import { launchRun, type LaunchParams, type LaunchedRun, type RunResult } from './launch.js';
 import { getRunMachine } from './run-machine.js';
 import type { CheckpointOptions, RunOptions } from './run-options.js';
+import type { Audience } from './run-state.js';
 import { decideStored } from './decide.js';
 import { traceRun } from '../otel/trace-run.js';
 
@@ -75,11 +76,16 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     this.durable = options.checkpoint !== undefined;
     this.runId = options.runId ?? options.checkpoint?.runId ?? `run_${nanoid(12)}`;
     const rootId = this.runId;
+    // Once nobody reads the stream and no tracer watches it, the tree's progress events are not built (run-state.ts Audience).
+    const audience: Audience = { quiet: false };
     this.channel = new EventChannel(
       (event) => {
         if (event.type === 'approval_required') router.passed(event.approvalId);
       },
-      () => router.consumerLeft(),
+      () => {
+        if (!options.tracer) audience.quiet = true;
+        router.consumerLeft();
+      },
     );
     this.approvals = {
       pending: () => router.pending(),
@@ -99,6 +105,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
       approvals: router,
       humans,
       machine,
+      audience,
       sink: (event) => {
         if (event.type === 'user_message_injected' && event.id !== undefined && event.runId === rootId) this.unread?.delete(event.id);
         this.channel.push(event, event.runId === rootId && (event.type === 'run_completed' || event.type === 'run_failed' || event.type === 'run_suspended'));
