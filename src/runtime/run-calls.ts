@@ -16,7 +16,7 @@ import type { ApprovalOutcome } from './approvals.js';
 import { eventBase } from './event-base.js';
 import { log, parksForApprovals } from './run-end.js';
 import { countToolCall } from './run-spend.js';
-import type { Batch, CallSlot, RunState } from './run-state.js';
+import { runPort, type Batch, type CallSlot, type RunState } from './run-state.js';
 
 /** Decisions worth keeping across a restart: a person's, the handler's, a timeout. (A cancel or a park withdraws the wait; it decides nothing.) */
 const LOGGED_DECIDERS = new Set<string>(['consumer', 'handler', 'timeout']);
@@ -289,7 +289,7 @@ function afterToolCallFor(state: RunState, slot: CallSlot): (outcome: CallOutcom
 }
 
 function contextFor(state: RunState, slot: CallSlot): CallContext {
-  return new CallContext(state.port, slot.call.id, state.turn, slot.key);
+  return new CallContext(runPort(state), slot.call.id, state.turn, slot.key);
 }
 
 /** Records each outcome the executor handed over, in completion order; every call keeps only its first result. */

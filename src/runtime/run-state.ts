@@ -154,8 +154,8 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
   readonly runLog: RunLog | undefined;
   /** Live sub-runs by run id, told about spend elsewhere in the tree (created with the first one). */
   subRuns: Map<string, AnyActorRef> | undefined;
-  /** What this run's call contexts may do with it. */
-  readonly port: RunPort;
+  /** What this run's call contexts may do with it (built with the first call context: `runPort`). */
+  port: RunPort | undefined;
 
   agent: Agent;
   tools: Map<string, Tool>;
@@ -258,7 +258,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     mailbox: { post: (text: string) => postToRun(self, text) },
     runLog: undefined,
     subRuns: undefined,
-    port: undefined as unknown as RunPort,
+    port: undefined,
     agent: input.agent,
     tools: new Map(),
     toolSchemas: [],
@@ -296,7 +296,6 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     openWaits: undefined,
   };
   runStates.add(state);
-  (state as { port: RunPort }).port = createRunPort(state);
   if (checkpoint) {
     (state as { runLog: RunLog }).runLog = new RunLog({
       store: checkpoint.store,
@@ -318,6 +317,11 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     state.configError = asError(error);
   }
   return state;
+}
+
+/** The run's port for call contexts, built on first use (a text-only run never needs one). */
+export function runPort(state: RunState): RunPort {
+  return (state.port ??= createRunPort(state));
 }
 
 /** Makes `agent` the active agent: its tools, schemas and system prompt. May throw (tool name clash). */

@@ -53,13 +53,23 @@ export interface ApprovalControls {
  */
 export class RunHandle implements AsyncIterable<RunEvent> {
   readonly runId: string;
-  readonly approvals: ApprovalControls;
+  /** The tree's approval controls (built on first read; the same object every time). */
+  get approvals(): ApprovalControls {
+    return (this.approvalControls ??= approvalControls(this.router));
+  }
   /**
    * Questions tools ask a person through the run (askHuman without a channel), anywhere in
    * the tree: `pending()` lists them; `answer(requestId, answer)` answers one (false when
    * nothing waits under that id; UserError when the answer does not fit its options).
+   * Built on first read; the same object every time.
    */
-  readonly humans: { pending(): HumanRequest[]; answer(requestId: string, answer: HumanAnswer): boolean };
+  get humans(): { pending(): HumanRequest[]; answer(requestId: string, answer: HumanAnswer): boolean } {
+    const router = this.humanRouter;
+    return (this.humanControls ??= { pending: () => router.pending(), answer: (requestId, answer) => router.answer(requestId, answer) });
+  }
+  private approvalControls: ApprovalControls | undefined;
+  private humanControls: { pending(): HumanRequest[]; answer(requestId: string, answer: HumanAnswer): boolean } | undefined;
+  private readonly humanRouter: HumanRouter;
   /** The run's root actor (for inspection). */
   readonly actor: AnyActorRef;
   /** Steer and follow-up messages not yet injected (seen as user_message_injected), by id. */
@@ -87,16 +97,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
         router.consumerLeft();
       },
     );
-    this.approvals = {
-      pending: () => router.pending(),
-      approve: (target, edits) => router.decide(target, true, undefined, edits),
-      reject: (target, reason) => router.decide(target, false, reason),
-      release: (approved) => router.release(approved),
-      settled: (target) => router.settled(target),
-      onOpened: (listener) => router.onOpened(listener),
-    };
-    const humans = new HumanRouter();
-    this.humans = { pending: () => humans.pending(), answer: (requestId, answer) => humans.answer(requestId, answer) };
+    const humans = (this.humanRouter = new HumanRouter());
     const params: LaunchParams = {
       agent,
       input,
@@ -194,6 +195,18 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     this.router.passImmediately = true;
     for (const wait of this.router.pending()) this.router.passed(wait.approvalId);
   }
+}
+
+/** The approval controls of a run tree's router (closures, so they may be passed around unbound). */
+function approvalControls(router: ApprovalRouter): ApprovalControls {
+  return {
+    pending: () => router.pending(),
+    approve: (target, edits) => router.decide(target, true, undefined, edits),
+    reject: (target, reason) => router.decide(target, false, reason),
+    release: (approved) => router.release(approved),
+    settled: (target) => router.settled(target),
+    onOpened: (listener) => router.onOpened(listener),
+  };
 }
 
 export const Runner = {
