@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import type { Agent } from '../agent.js';
+import type { Tool } from '../tools/tool.js';
 import type { AnyActorRef } from 'xstate';
 import type { ApprovalInput } from '../actors/approval.js';
 import type { CallJob, CallOutcome } from '../actors/call-pipeline.js';
@@ -243,26 +245,56 @@ function dispatch(state: RunState, slot: CallSlot): void {
   state.inFlight++;
   const tool = slot.tool!;
   const agent = state.agent;
-  const call = slot.call;
-  const turn = state.turn;
-  const runId = state.runId;
-  const path = state.path;
-  const agentName = agent.name;
-  const job: CallJob = {
-    tool,
-    raw: slot.raw!,
-    validated: slot.args,
-    ctx: contextFor(state, slot),
-    retries: tool.retries ?? agent.defaultToolRetries,
-    timeoutMs: tool.timeoutMs ?? agent.defaultToolTimeoutMs,
-    maxOutputChars: tool.maxOutputChars === undefined ? agent.maxToolOutputChars : tool.maxOutputChars,
-    agentRenderer: agent.toolResultRenderer,
-    onAttemptFailed: (error, attempt, willRetry) => state.sink({ type: 'tool_call_failed', runId, path, agent: agentName, turn, call, error, attempt, willRetry }),
-    // A plain property, not a spread: object spreads in this per-call literal cost more than the call.
-    reshape: hasHook(agent, 'afterToolCall') ? afterToolCallFor(state, slot) : undefined,
-  };
-  if (!state.audience.quiet) state.sink({ type: 'tool_call_started', runId, path, agent: agentName, turn, call });
+  const job = new DispatchedCall(state, slot, tool, agent, contextFor(state, slot));
+  if (!state.audience.quiet) state.sink({ type: 'tool_call_started', runId: job.runId, path: job.path, agent: job.agentName, turn: job.turn, call: job.call });
   state.outbox.push(job);
+}
+
+/**
+ * One dispatched call's job. A class, so reporting a failed attempt is one method for every
+ * call instead of a closure (and its scope) kept per call while it runs.
+ */
+class DispatchedCall implements CallJob {
+  readonly raw: Record<string, unknown>;
+  readonly validated: unknown;
+  readonly retries: number;
+  readonly timeoutMs: number | undefined;
+  readonly maxOutputChars: number | null;
+  readonly agentRenderer: CallJob['agentRenderer'];
+  readonly reshape: CallJob['reshape'];
+  readonly runId: string;
+  readonly path: readonly string[];
+  readonly agentName: string;
+  readonly turn: number;
+  readonly call: CallSlot['call'];
+  readonly #sink: RunState['sink'];
+
+  constructor(
+    state: RunState,
+    slot: CallSlot,
+    readonly tool: Tool,
+    agent: Agent,
+    readonly ctx: CallContext,
+  ) {
+    this.raw = slot.raw!;
+    this.validated = slot.args;
+    this.retries = tool.retries ?? agent.defaultToolRetries;
+    this.timeoutMs = tool.timeoutMs ?? agent.defaultToolTimeoutMs;
+    this.maxOutputChars = tool.maxOutputChars === undefined ? agent.maxToolOutputChars : tool.maxOutputChars;
+    this.agentRenderer = agent.toolResultRenderer;
+    this.reshape = hasHook(agent, 'afterToolCall') ? afterToolCallFor(state, slot) : undefined;
+    // What the events of this call name: the run, agent and turn as they are at dispatch.
+    this.runId = state.runId;
+    this.path = state.path;
+    this.agentName = agent.name;
+    this.turn = state.turn;
+    this.call = slot.call;
+    this.#sink = state.sink;
+  }
+
+  onAttemptFailed(error: Error, attempt: number, willRetry: boolean): void {
+    this.#sink({ type: 'tool_call_failed', runId: this.runId, path: this.path, agent: this.agentName, turn: this.turn, call: this.call, error, attempt, willRetry });
+  }
 }
 
 /** Hands the calls cleared since the last flush to the executor in one message. */
