@@ -60,6 +60,12 @@ export const runGuards = {
     return verdict !== undefined && 'retry' in verdict;
   },
   replyStops: ({ context }: GuardArgs) => context.run.batch.stopped,
+  // A reply with calls and no afterModelResponse verdict, in a run with no budget of its own or
+  // above it: replyOverBudget, replyStops and noToolCalls are all false once it is recorded.
+  replyDispatches: ({ context, event }: GuardArgs) => {
+    const reply = (event as unknown as { output: ModelReply }).output;
+    return reply.verdict === undefined && reply.calls.length > 0 && context.run.budget === undefined && context.run.ancestors.length === 0;
+  },
   outputNeedsRepair: ({ context }: GuardArgs) => !context.run.repairUsed && outputProblem(context.run) !== undefined,
   outputInvalid: ({ context }: GuardArgs) => context.run.repairUsed && outputProblem(context.run) !== undefined,
   endChecksPending: ({ context }: GuardArgs) => finishesAfterTurn(context.run) && (hasEndChecks(context.run.agent) || inputCheckPending(context.run)),

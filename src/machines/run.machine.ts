@@ -195,6 +195,8 @@ export const runMachine = setup({
             'model.replied': [
               // afterModelResponse asked for a retry: the reply is void, a new turn asks again.
               { guard: 'replyRetried', target: '#run.turn', reenter: true, actions: 'discardReply' },
+              // Calls, no verdict and no budget anywhere to check: on to preflight in this step (what `replied` decides then).
+              { guard: 'replyDispatches', target: 'executing', actions: 'recordReply' },
               { target: 'replied', actions: 'recordReply' },
             ],
             'model.failed': { target: '#run.failed', actions: 'failWithModelError' },

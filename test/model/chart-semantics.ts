@@ -251,6 +251,12 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
   completesNow: ({ context }) => finishes(context) && profile(context).typed !== true && !hasEndChecks(context) && !context.guardPending && profile(context).session !== true,
   replyRetried: ({ context, event }) => profile(context).hooks === true && (event.output as { reply: ReplyKind }).reply === 'retryMe',
   replyStops: ({ context }) => context.stopped,
+  // The reply has calls, the hooks give no verdict (stopMe is stopped), and the profile sets no budget.
+  replyDispatches: ({ context, event }) => {
+    const reply = (event.output as { reply: ReplyKind }).reply;
+    const p = profile(context);
+    return REPLIES[reply].length > 0 && !(p.hooks === true && reply === 'stopMe') && p.maxToolCalls === undefined && p.maxTotalTokens === undefined;
+  },
   outputNeedsRepair: ({ context }) => outputBad(context) && !context.repairUsed,
   outputInvalid: ({ context }) => outputBad(context) && context.repairUsed,
   endChecksPending: ({ context }) => finishes(context) && (hasEndChecks(context) || context.guardPending),
