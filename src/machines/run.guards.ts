@@ -66,6 +66,11 @@ export const runGuards = {
     const reply = (event as unknown as { output: ModelReply }).output;
     return reply.verdict === undefined && reply.calls.length > 0 && context.run.budget === undefined && context.run.ancestors.length === 0;
   },
+  // The same without calls: once recorded, `replied` would go on to afterTools (noToolCalls).
+  replyEndsTurn: ({ context, event }: GuardArgs) => {
+    const reply = (event as unknown as { output: ModelReply }).output;
+    return reply.verdict === undefined && reply.calls.length === 0 && context.run.budget === undefined && context.run.ancestors.length === 0;
+  },
   outputNeedsRepair: ({ context }: GuardArgs) => !context.run.repairUsed && outputProblem(context.run) !== undefined,
   outputInvalid: ({ context }: GuardArgs) => context.run.repairUsed && outputProblem(context.run) !== undefined,
   endChecksPending: ({ context }: GuardArgs) => finishesAfterTurn(context.run) && (hasEndChecks(context.run.agent) || inputCheckPending(context.run)),

@@ -197,6 +197,8 @@ export const runMachine = setup({
               { guard: 'replyRetried', target: '#run.turn', reenter: true, actions: 'discardReply' },
               // Calls, no verdict and no budget anywhere to check: on to preflight in this step (what `replied` decides then).
               { guard: 'replyDispatches', target: 'executing', actions: 'recordReply' },
+              // Text only, no verdict, no budget: straight to afterTools (likewise).
+              { guard: 'replyEndsTurn', target: 'afterTools', actions: 'recordReply' },
               { target: 'replied', actions: 'recordReply' },
             ],
             'model.failed': { target: '#run.failed', actions: 'failWithModelError' },

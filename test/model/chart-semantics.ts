@@ -257,6 +257,12 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
     const p = profile(context);
     return REPLIES[reply].length > 0 && !(p.hooks === true && reply === 'stopMe') && p.maxToolCalls === undefined && p.maxTotalTokens === undefined;
   },
+  // A text reply (a hooked retry was taken before), no budget.
+  replyEndsTurn: ({ context, event }) => {
+    const reply = (event.output as { reply: ReplyKind }).reply;
+    const p = profile(context);
+    return REPLIES[reply].length === 0 && !(p.hooks === true && reply === 'retryMe') && p.maxToolCalls === undefined && p.maxTotalTokens === undefined;
+  },
   outputNeedsRepair: ({ context }) => outputBad(context) && !context.repairUsed,
   outputInvalid: ({ context }) => outputBad(context) && context.repairUsed,
   endChecksPending: ({ context }) => finishes(context) && (hasEndChecks(context) || context.guardPending),

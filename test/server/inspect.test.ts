@@ -220,6 +220,7 @@ describe('inspection: definitions and sanitising', () => {
     expect(model.transitions.map((t) => [t.kind, t.event, t.guard ?? null, t.targets[0], t.actions])).toEqual([
       ['on', 'model.replied', 'replyRetried', 'run.turn', ['discardReply']],
       ['on', 'model.replied', 'replyDispatches', 'run.turn.executing', ['recordReply']],
+      ['on', 'model.replied', 'replyEndsTurn', 'run.turn.afterTools', ['recordReply']],
       ['on', 'model.replied', null, 'run.turn.replied', ['recordReply']],
       ['on', 'model.failed', null, 'run.failed', ['failWithModelError']],
     ]);
