@@ -6,6 +6,7 @@ import type { CheckpointStore } from '../store/checkpoint-store.js';
 import { loadAgents } from './load-agents.js';
 import { SqliteCheckpointStore } from '../store/sqlite-checkpoint-store.js';
 import { createServer, type AgentSource, type TroupeServer } from '../server/server.js';
+import type { ServerCluster } from '../server/cluster-routes.js';
 
 export const SERVE_USAGE = `usage: troupe serve [options]
 
@@ -25,6 +26,10 @@ options:
   --db <file|url>          where runs are checkpointed: a SQLite file (default .troupe/troupe.sqlite), a
                            postgres://… URL (run \`troupe db migrate\` first), or "off" (none)
   --schema <name>          with a postgres:// --db: the schema of troupe's tables (default public)
+  --workers <where>        in-process (default): this server runs the runs; external: \`troupe worker\`
+                           processes on the same postgres:// --db run them, and this server enqueues
+                           runs, streams their events and sends approvals, cancels and steers to the
+                           worker that owns each run (needs --agents, the module the workers load)
 `;
 
 /**
@@ -46,6 +51,7 @@ export async function serve(argv: readonly string[], out: (line: string) => void
       inspect: { type: 'string' },
       db: { type: 'string' },
       schema: { type: 'string' },
+      workers: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -60,10 +66,17 @@ export async function serve(argv: readonly string[], out: (line: string) => void
   const inspect = values.inspect as InspectMode | undefined;
   if (inspect !== undefined && !['on-demand', 'always', 'off'].includes(inspect)) throw new Error(`--inspect must be on-demand, always or off.\n\n${SERVE_USAGE}`);
   const token = values.token ?? process.env.TROUPE_TOKEN ?? undefined;
+  const workers = values.workers ?? 'in-process';
+  if (workers !== 'in-process' && workers !== 'external') throw new Error(`--workers must be in-process or external, got '${workers}'.\n\n${SERVE_USAGE}`);
   const db = values.db ?? '.troupe/troupe.sqlite';
+  if (workers === 'external') {
+    if (!/^postgres(ql)?:\/\//.test(db)) throw new Error(`--workers external needs a postgres:// --db (the workers share it).\n\n${SERVE_USAGE}`);
+    if (values.agents === undefined) throw new Error(`--workers external needs --agents (the module the workers load), so the server knows the agents' names.\n\n${SERVE_USAGE}`);
+  }
   const store = db === 'off' ? undefined : await checkpointStoreFor(db, values.schema);
+  const cluster = workers === 'external' && store ? await clusterFor(db, values.schema, store.store) : undefined;
   const common = {
-    ...(store ? { checkpointStore: store.store } : {}),
+    ...(cluster ? { cluster } : store ? { checkpointStore: store.store } : {}),
     port,
     ...(values.host !== undefined ? { host: values.host } : {}),
     ...(allowedHosts.length > 0 ? { allowedHosts } : {}),
@@ -72,13 +85,19 @@ export async function serve(argv: readonly string[], out: (line: string) => void
     ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
     ...(inspect ? { inspect } : {}),
   };
-  if (store) out(`  runs are checkpointed to ${store.where}`);
+  if (store) out(cluster ? `  runs are enqueued for troupe worker processes on ${store.where}` : `  runs are checkpointed to ${store.where}`);
   if (values.agents === undefined) return startDemoServer({ ...common, out });
   const agents = await loadAgents(values.agents);
   const server = await createServer({ ...common, agents });
   out(banner(server));
   out(`  agents:    ${Object.keys(agents).join(', ')}`);
   return server;
+}
+
+/** With `--workers external`: the Postgres store (it enqueues) and the bus on the same database. */
+async function clusterFor(db: string, schema: string | undefined, store: CheckpointStore): Promise<ServerCluster> {
+  const { PostgresRunBus } = await import('../store/postgres-bus.js');
+  return { store: store as ServerCluster['store'], bus: new PostgresRunBus(db, schema !== undefined ? { schema } : {}) };
 }
 
 /** The store `--db` names; PostgreSQL is loaded only for a postgres:// URL. */

@@ -15,7 +15,10 @@ options:
   --schema <name>      the schema of troupe's tables (default public)
   --concurrency <n>    runs at once (default 4)
   --lease-ttl <ms>     lease time, renewed every third of it (default 30000)
-  --poll <ms>          wait between polls when there is no work (default 1000)
+  --poll <ms>          wait between polls when there is no work (default 1000; NOTIFY wakes it sooner)
+  --approval-timeout <ms>  deny undecided approvals after this long (default: they wait for a decision)
+  --suspend-approvals  park a run that waits only on approvals (frees this worker's slot; any worker
+                       resumes it once a decision arrives): for approvals that take hours or days
 `;
 
 function positiveInt(value: string | undefined, name: string): number | undefined {
@@ -34,11 +37,20 @@ export async function worker(argv: readonly string[], out: (line: string) => voi
     out(WORKER_USAGE);
     return 0;
   }
-  let options: { url: string; agents: string; schema?: string; concurrency?: number; leaseTtlMs?: number; pollMs?: number };
+  let options: { url: string; agents: string; schema?: string; concurrency?: number; leaseTtlMs?: number; pollMs?: number; approvalTimeoutMs?: number; suspendOnApproval: boolean };
   try {
     const { values } = parseArgs({
       args: [...argv],
-      options: { db: { type: 'string' }, agents: { type: 'string' }, schema: { type: 'string' }, concurrency: { type: 'string' }, 'lease-ttl': { type: 'string' }, poll: { type: 'string' } },
+      options: {
+        db: { type: 'string' },
+        agents: { type: 'string' },
+        schema: { type: 'string' },
+        concurrency: { type: 'string' },
+        'lease-ttl': { type: 'string' },
+        poll: { type: 'string' },
+        'approval-timeout': { type: 'string' },
+        'suspend-approvals': { type: 'boolean' },
+      },
       strict: true,
       allowPositionals: false,
     });
@@ -48,6 +60,7 @@ export async function worker(argv: readonly string[], out: (line: string) => voi
     const concurrency = positiveInt(values.concurrency, 'concurrency');
     const leaseTtlMs = positiveInt(values['lease-ttl'], 'lease-ttl');
     const pollMs = positiveInt(values.poll, 'poll');
+    const approvalTimeoutMs = positiveInt(values['approval-timeout'], 'approval-timeout');
     options = {
       url,
       agents: values.agents,
@@ -55,21 +68,32 @@ export async function worker(argv: readonly string[], out: (line: string) => voi
       ...(concurrency !== undefined ? { concurrency } : {}),
       ...(leaseTtlMs !== undefined ? { leaseTtlMs } : {}),
       ...(pollMs !== undefined ? { pollMs } : {}),
+      ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
+      suspendOnApproval: values['suspend-approvals'] === true,
     };
   } catch (error) {
     err(`troupe worker: ${(error as Error).message}\n\n${WORKER_USAGE}`);
     return 2;
   }
-  const [{ PostgresCheckpointStore }, { startWorker }] = await Promise.all([import('../store/postgres-checkpoint-store.js'), import('../worker/worker.js')]);
-  const store = new PostgresCheckpointStore(options.url, options.schema !== undefined ? { schema: options.schema } : {});
+  const [{ PostgresCheckpointStore }, { PostgresRunBus }, { startWorker }] = await Promise.all([
+    import('../store/postgres-checkpoint-store.js'),
+    import('../store/postgres-bus.js'),
+    import('../worker/worker.js'),
+  ]);
+  const storeOptions = options.schema !== undefined ? { schema: options.schema } : {};
+  const store = new PostgresCheckpointStore(options.url, storeOptions);
+  const bus = new PostgresRunBus(options.url, storeOptions);
   try {
     const agents = await loadAgents(options.agents);
     // Fail fast on an unusable database (unreachable, not migrated) instead of logging it every poll.
     await store.load('troupe-worker-check');
-    const { concurrency, leaseTtlMs, pollMs } = options;
+    const { concurrency, leaseTtlMs, pollMs, approvalTimeoutMs, suspendOnApproval } = options;
     const running = startWorker({
       store,
+      bus,
       agents,
+      suspendOnApproval,
+      ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
       log: out,
       ...(concurrency !== undefined ? { concurrency } : {}),
       ...(leaseTtlMs !== undefined ? { leaseTtlMs } : {}),
@@ -91,6 +115,6 @@ export async function worker(argv: readonly string[], out: (line: string) => voi
     err(`troupe worker: ${(error as Error).message}`);
     return error instanceof StoreUnavailable ? 1 : 2;
   } finally {
-    await store.close();
+    await Promise.all([store.close(), bus.close()]);
   }
 }

@@ -27,25 +27,37 @@ export async function decideStored(store: CheckpointStore, runId: string, approv
   const owner = leaseOwner();
   if (store.claim) await store.claim(runId, owner, DECIDE_LEASE_MS);
   try {
-    const saved = await store.load(runId);
-    if (!saved) throw new UserError(`Run '${runId}' is not in the checkpoint store.`);
-    const request = pendingRequest(saved.entries, approvalId);
-    if (!request) throw new UserError(`Run '${runId}' has no pending approval '${approvalId}' (it is unknown, already decided, or its call finished).`);
-    const entry: ApprovalDecisionEntry = {
-      kind: 'approval_decision',
-      approvalId,
-      callId: request.callId,
-      argsHash: request.argsHash,
-      approved: decision.approved,
-      ...(decision.reason !== undefined ? { reason: String(decision.reason) } : {}),
-      ...(decision.by !== undefined ? { by: String(decision.by) } : {}),
-      decidedAt: Date.now(),
-    };
-    await store.append(runId, [entry], saved.head, store.claim ? { owner, seq: saved.entries.length } : undefined);
+    const entry = await appendDecision(store, runId, approvalId, decision, owner);
+    if (!entry) throw new UserError(`Run '${runId}' has no pending approval '${approvalId}' (it is unknown, already decided, or its call finished).`);
     return entry;
   } finally {
     await store.release?.(runId, owner);
   }
+}
+
+/**
+ * Appends the decision for `runId`'s pending approval `approvalId` as `owner`, who must hold
+ * the run's lease already (a worker recording a decision sent to a run it claimed). Returns
+ * undefined, writing nothing, when nothing waits under that id.
+ * @throws UserError when the run is not stored; RunLocked when `owner` does not hold it.
+ */
+export async function appendDecision(store: CheckpointStore, runId: string, approvalId: string, decision: StoredDecision, owner: string): Promise<ApprovalDecisionEntry | undefined> {
+  const saved = await store.load(runId);
+  if (!saved) throw new UserError(`Run '${runId}' is not in the checkpoint store.`);
+  const request = pendingRequest(saved.entries, approvalId);
+  if (!request) return undefined;
+  const entry: ApprovalDecisionEntry = {
+    kind: 'approval_decision',
+    approvalId,
+    callId: request.callId,
+    argsHash: request.argsHash,
+    approved: decision.approved,
+    ...(decision.reason !== undefined ? { reason: String(decision.reason) } : {}),
+    ...(decision.by !== undefined ? { by: String(decision.by) } : {}),
+    decidedAt: Date.now(),
+  };
+  await store.append(runId, [entry], saved.head, store.claim ? { owner, seq: saved.entries.length } : undefined);
+  return entry;
 }
 
 /** The open turn's request under `approvalId` that has neither a decision nor a result yet. */

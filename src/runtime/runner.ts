@@ -139,18 +139,21 @@ export class RunHandle implements AsyncIterable<RunEvent> {
    * Queues a user message the model sees at its next request (also before the first one;
    * after a text-only reply the run then continues). Logged and announced as
    * user_message_injected { source: 'steer', id } when it joins the transcript.
-   * @returns the message's id, for `unsteer`. @throws UserError when the run has ended.
+   * `options.id` names the message (it must not be waiting already); a worker passes the id of
+   * the cluster message it applies, so a run resumed elsewhere can tell it is already logged.
+   * @returns the message's id, for `unsteer`. @throws UserError when the run has ended or the id is taken.
    */
-  steer(text: string): string {
-    return this.queue('steer', text);
+  steer(text: string, options?: { readonly id?: string }): string {
+    return this.queue('steer', text, options?.id);
   }
 
   /**
    * Queues a user message that starts another turn when the run would otherwise end
-   * (a final reply, or a terminating batch). @returns its id. @throws UserError when the run has ended.
+   * (a final reply, or a terminating batch). `options.id` as for `steer`. @returns its id.
+   * @throws UserError when the run has ended or the id is taken.
    */
-  followUp(text: string): string {
-    return this.queue('follow_up', text);
+  followUp(text: string, options?: { readonly id?: string }): string {
+    return this.queue('follow_up', text, options?.id);
   }
 
   /** Withdraws a steer or follow-up message while it is unread. Returns false once it was read (or is unknown). */
@@ -160,12 +163,15 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     return true;
   }
 
-  private queue(queue: 'steer' | 'follow_up', text: string): string {
+  private queue(queue: 'steer' | 'follow_up', text: string, givenId?: string): string {
     if (typeof text !== 'string') throw new UserError(`${queue === 'steer' ? 'steer' : 'followUp'} takes a string, got ${typeof text}.`);
+    if (givenId !== undefined && (typeof givenId !== 'string' || givenId.length === 0 || this.unread?.has(givenId) === true)) {
+      throw new UserError(`A steer or follow-up id must be a non-empty string not already waiting, got ${JSON.stringify(givenId)}.`);
+    }
     const snapshot = this.actor.getSnapshot();
     // Saving its session, a run has completed its last turn: a message now would be lost, so it is refused.
     if (snapshot.status !== 'active' || snapshot.matches('savingSession')) throw new UserError(`Run '${this.runId}' has ended; it takes no more messages.`);
-    const id = `${queue === 'steer' ? 'steer' : 'followup'}_${++this.steerCount}`;
+    const id = givenId ?? `${queue === 'steer' ? 'steer' : 'followup'}_${++this.steerCount}`;
     (this.unread ??= new Set()).add(id);
     this.actor.send({ type: 'steer.add', queue, id, text });
     return id;

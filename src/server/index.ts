@@ -2,6 +2,8 @@ export { createServer, type ServerOptions, type ServerRunOptions, type ServerSta
 export { startDemoServer, banner, type DemoServerOptions } from './demo.js';
 export { serializeRunEvent } from './serialize.js';
 export type { RunSummary, PendingApprovalView } from './runs.js';
+export type { ServerCluster } from './cluster-routes.js';
+export { startWorker, type Worker, type WorkerOptions, type WorkerStore } from '../worker/worker.js';
 export {
   toUIMessageStream,
   UIMessageChunkMapper,

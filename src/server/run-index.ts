@@ -8,7 +8,7 @@ import type { RunRegistry } from './run-registry.js';
 import type { PendingApprovalView, RunSummary } from './runs.js';
 
 /** Statuses `GET /api/runs?status=` accepts: live statuses plus the store's. */
-export const RUN_LIST_STATUSES = ['running', 'completed', 'failed', 'cancelled', 'interrupted', 'suspended'] as const;
+export const RUN_LIST_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled', 'interrupted', 'suspended'] as const;
 export type RunListStatus = (typeof RUN_LIST_STATUSES)[number];
 
 /** One row of `GET /api/runs`: a live run of this process or a run found only in the checkpoint store. */
@@ -88,8 +88,16 @@ export function storedInput(run: StoredRun): string | undefined {
  * newest first, filtered by status and text. A store that fails to list or load is
  * reported, not hidden: the error becomes a 500 `store_error` with its message.
  */
-export async function listRuns(registry: RunRegistry, store: CheckpointStore | undefined, query: RunListQuery, inputs: Map<string, string | undefined>): Promise<RunListEntry[]> {
+/** With workers (`--workers external`): runs enqueued but not started, and approvals of runs on other processes. */
+export interface ClusterListing {
+  readonly queued: readonly { readonly runId: string; readonly agent: string; readonly input: string | undefined; readonly enqueuedAt: number }[];
+}
+
+export async function listRuns(registry: RunRegistry, store: CheckpointStore | undefined, query: RunListQuery, inputs: Map<string, string | undefined>, cluster?: ClusterListing): Promise<RunListEntry[]> {
   const rows = registry.list().map((run) => fromLive(run.summary()));
+  for (const job of cluster?.queued ?? []) {
+    rows.push({ runId: job.runId, source: 'stored', agent: job.agent, input: job.input, status: 'queued', startedAt: job.enqueuedAt, endedAt: undefined, durationMs: undefined, usage: undefined, turns: undefined, output: undefined, error: undefined, pendingApprovals: [] });
+  }
   const live = new Set(rows.map((row) => row.runId));
   if (store?.list) {
     let stored;
@@ -120,7 +128,8 @@ export async function listRuns(registry: RunRegistry, store: CheckpointStore | u
         turns: head.turn,
         output: head.output,
         error: head.error ? { name: head.error.name, code: undefined, message: head.error.message } : undefined,
-        pendingApprovals: head.status === 'suspended' ? await suspendedApprovals(store, summary.runId, head.agent) : [],
+        // A worker's run waits for approvals while 'running' (it is live elsewhere): its log says which.
+        pendingApprovals: head.status === 'suspended' || (cluster && head.status === 'running') ? await suspendedApprovals(store, summary.runId, head.agent) : [],
       });
     }
   }

@@ -8,7 +8,7 @@ import { Runner, type RunHandle } from '../runtime/runner.js';
 import type { RunOptions } from '../runtime/run-options.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import { getRunMachine } from '../runtime/run-machine.js';
-import type { ApprovalRequiredEvent, Budget, ContentPart, RunEvent, Usage } from '../types.js';
+import type { ApprovalRequiredEvent, Budget, ContentPart, Message, RunEvent, Usage } from '../types.js';
 import { EventLog, type DroppedEvents } from './event-log.js';
 import { RUN_EVENT_LIMITS, feedRunEvent, serializeRunEvent } from './serialize.js';
 
@@ -69,6 +69,8 @@ export interface RunStartParams {
   readonly input: string;
   /** A user message with content parts (images, files): the run's input instead of `input`. */
   readonly parts?: readonly ContentPart[];
+  /** The run's whole input as messages (e.g. an enqueued job's), instead of `input` and `parts`. */
+  readonly messages?: readonly Message[];
   readonly runOptions: RunOptions;
   /** Undecided approvals are denied after this long; Infinity never. */
   readonly approvalTimeoutMs: number;
@@ -81,6 +83,10 @@ export interface RunStartParams {
   readonly checkpointStore?: CheckpointStore;
   /** Continue this stored run (by id) instead of starting a new one; needs `checkpointStore`. */
   readonly resumeId?: string;
+  /** The id of a new run (default `run_<random>`), e.g. the id a job was enqueued under. */
+  readonly runId?: string;
+  /** With `checkpointStore`: park the run when it waits only on approvals (`checkpoint.suspendOnApproval`). */
+  readonly suspendOnApproval?: boolean;
   /** Lease time of the run's log (a resumed run waits this long for a dead process's lease to run out). */
   readonly leaseMs?: number;
 }
@@ -124,7 +130,7 @@ export class ServerRun {
   private readonly liveUsage: Usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0, requests: 0 };
 
   constructor(params: RunStartParams) {
-    this.id = params.resumeId ?? `run_${nanoid(12)}`;
+    this.id = params.resumeId ?? params.runId ?? `run_${nanoid(12)}`;
     this.agentName = params.agentName;
     this.input = params.input;
     this.feed = params.feed;
@@ -139,16 +145,16 @@ export class ServerRun {
       ...params.runOptions,
       runId: this.id,
       ...(inspect ? { inspect } : {}),
-      ...(params.checkpointStore ? { checkpoint: { store: params.checkpointStore, runId: this.id, ...(params.leaseMs !== undefined ? { leaseMs: params.leaseMs } : {}) } } : {}),
+      ...(params.checkpointStore ? { checkpoint: { store: params.checkpointStore, runId: this.id, ...(params.leaseMs !== undefined ? { leaseMs: params.leaseMs } : {}), ...(params.suspendOnApproval ? { suspendOnApproval: true } : {}) } } : {}),
     };
     this.handle =
       params.resumeId !== undefined && params.checkpointStore
         ? Runner.resume(
             params.agent,
-            { store: params.checkpointStore, runId: params.resumeId, ...(params.leaseMs !== undefined ? { leaseMs: params.leaseMs } : {}), claimWaitMs: params.leaseMs ?? 30_000 },
+            { store: params.checkpointStore, runId: params.resumeId, ...(params.leaseMs !== undefined ? { leaseMs: params.leaseMs } : {}), claimWaitMs: params.leaseMs ?? 30_000, ...(params.suspendOnApproval ? { suspendOnApproval: true } : {}) },
             { ...params.runOptions, ...(inspect ? { inspect } : {}) },
           )
-        : Runner.stream(params.agent, params.parts ? [{ role: 'user', content: params.parts }] : params.input, options);
+        : Runner.stream(params.agent, params.messages ? [...params.messages] : params.parts ? [{ role: 'user', content: params.parts }] : params.input, options);
     // Every waiting call is held from the moment it opens, even while the consumer reads earlier events.
     this.handle.approvals.onOpened((approval) => {
       if (!this.holds.has(approval.approvalId)) this.track(approval);

@@ -18,6 +18,8 @@ import { ServerRun } from './runs.js';
 import { findInspectorDir, serveStatic } from './static.js';
 import { serveUIChat } from './ui-chat.js';
 import { answerQuestion, steerRun } from './steer-routes.js';
+import { serveClusterRoute, type ServerCluster } from './cluster-routes.js';
+import { RemoteStreams } from './remote-streams.js';
 
 /** A registered agent: an instance reused by every run, or a factory called once per run (e.g. scripted models, which are single-use). */
 export type AgentSource = Agent | (() => Agent);
@@ -46,6 +48,13 @@ export interface ServerOptions {
    * were running or suspended.
    */
   readonly checkpointStore?: CheckpointStore;
+  /**
+   * Workers run the runs (`troupe serve --workers external`): this server enqueues them in the
+   * cluster's store, streams their events from the bus, and sends approvals, cancels and steers
+   * to whichever worker owns a run. It runs nothing itself and never writes a run's log; its
+   * run list and details come from `cluster.store` (leave `checkpointStore` unset).
+   */
+  readonly cluster?: ServerCluster;
   /** Lease time of the server's durable runs (default 30,000 ms): after a crash, a restarted server resumes them once it runs out. */
   readonly leaseMs?: number;
   /** Finished runs kept for GET /api/runs (default 200). */
@@ -126,7 +135,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
   if (token.length < 8 || /\s/.test(token)) throw new Error('token must be at least 8 characters without whitespace');
   const host = options.host ?? '127.0.0.1';
   // With a checkpoint store, approvals are durable (they survive restarts), so they wait until decided unless a timeout is set.
-  const approvalTimeoutMs = options.approvalTimeoutMs ?? (options.checkpointStore ? Infinity : DEFAULT_APPROVAL_TIMEOUT_MS);
+  const approvalTimeoutMs = options.approvalTimeoutMs ?? (options.checkpointStore || options.cluster ? Infinity : DEFAULT_APPROVAL_TIMEOUT_MS);
   if (!(approvalTimeoutMs >= 0)) throw new Error('approvalTimeoutMs must be a non-negative number');
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   const maxInputChars = options.maxInputChars ?? 100_000;
@@ -136,6 +145,11 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
   if (!(Number.isInteger(maxEventBytes) && maxEventBytes > 0)) throw new Error('maxEventBytesPerRun must be a positive integer');
   const allowedHosts = allowedHostSet(host, options.allowedHosts);
   const timeouts = timeoutSettings(options.requestTimeoutMs, options.headersTimeoutMs);
+  const { cluster } = options;
+  if (cluster && options.checkpointStore) throw new Error('Give cluster or checkpointStore, not both: with workers, the cluster store holds the runs.');
+  // Runs are listed and shown from the store that holds them: the cluster's when workers run them.
+  const runStore: CheckpointStore | undefined = cluster?.store ?? options.checkpointStore;
+  const remote = cluster ? new RemoteStreams(cluster.bus, cluster.store) : undefined;
   const feed = new InspectionFeed({ mode: options.inspect ?? 'on-demand' });
   // The run chart's definition, so the page can draw stored runs and runs nobody inspected.
   feed.definitionFor(getRunMachine());
@@ -176,6 +190,10 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
   async function handleApi(req: IncomingMessage, res: ServerResponse, pathname: string, url: URL): Promise<void> {
     const method = req.method ?? 'GET';
     const route = `${method} ${pathname}`;
+    if (cluster && remote) {
+      const ctx = { cluster, streams: remote, sse: streams, agentNames: [...agents.keys()], maxBodyBytes, maxInputChars, maxReasonChars: MAX_REASON_CHARS, isClosing: () => closing };
+      if (await serveClusterRoute(req, res, pathname, url, ctx)) return;
+    }
     switch (route) {
       case 'POST /api/chat': {
         // `?protocol=ui`: the AI SDK UI message stream (ui-chat.ts).
@@ -236,7 +254,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         return sendJson(res, 202, { runId: run.id, status: 'cancelling' });
       }
       case 'GET /api/runs':
-        return sendJson(res, 200, { runs: await listRuns(registry, options.checkpointStore, parseRunQuery(url), storedInputs) });
+        return sendJson(res, 200, { runs: await listRuns(registry, runStore, parseRunQuery(url), storedInputs, cluster ? { queued: await cluster.store.listQueued() } : undefined) });
       case 'GET /api/agents':
         return sendJson(res, 200, { agents: [...agents.keys()] });
       case 'GET /api/inspect': {
@@ -266,14 +284,14 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         throw new HttpError(400, 'invalid_run_id', 'Run id is not valid URL encoding.');
       }
       const run = registry.get(id);
-      const stored = options.checkpointStore ? await storedRunView(options.checkpointStore, id) : undefined;
+      const stored = runStore ? await storedRunView(runStore, id) : undefined;
       if (run) {
         const { dropped } = run;
         return sendJson(res, 200, { ...run.summary(), source: 'live', droppedEvents: dropped.count, droppedEventBytes: dropped.bytes, eventBytes: run.eventBytes, eventLog: run.events, ...(stored ? { log: stored } : {}) });
       }
       if (!stored) throw new HttpError(404, 'run_not_found', `No run '${id}'.`);
-      const listed = (await Promise.resolve(options.checkpointStore?.list?.()).catch(() => undefined))?.find((summary) => summary.runId === id);
-      return sendJson(res, 200, await storedRunDetail(options.checkpointStore!, id, stored, listed));
+      const listed = (await Promise.resolve(runStore?.list?.()).catch(() => undefined))?.find((summary) => summary.runId === id);
+      return sendJson(res, 200, await storedRunDetail(runStore!, id, stored, listed));
     }
     const graphMatch = AGENT_GRAPH.exec(pathname);
     if (graphMatch && method === 'GET') {
@@ -325,6 +343,8 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
   }
 
   // The timeouts cover reading the request only, so long-lived SSE responses are not cut; idle keep-alive sockets still close.
+  // Listening before serving: a client's first stream must not miss notices.
+  await remote?.start();
   const http = createHttpServer({ ...timeouts }, (req, res) => void handle(req, res));
   http.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
@@ -350,7 +370,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
     stats: () => ({
       runs: registry.list().length,
       activeRuns: registry.active().length,
-      chatClients: registry.list().reduce((n, run) => n + run.subscriberCount, 0),
+      chatClients: registry.list().reduce((n, run) => n + run.subscriberCount, 0) + (remote?.watcherCount ?? 0),
       inspectorClients,
     }),
     run: (id) => registry.get(id),
@@ -365,6 +385,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
       await Promise.race([Promise.all(live.map((run) => run.done)), new Promise((r) => setTimeout(r, 2_000).unref())]);
       http.closeAllConnections();
       await closed;
+      await remote?.close();
     },
   };
 }

@@ -13,9 +13,12 @@ import {
   type CheckpointStore,
   type Lease,
   type ListRunsOptions,
+  type RunStatus,
   type RunSummary,
   type StoredRun,
 } from './checkpoint-store.js';
+
+const RUN_STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed', 'failed', 'interrupted'];
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
 import { PostgresDatabase, type Query } from './postgres.js';
 import { POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
@@ -133,6 +136,33 @@ export class PostgresCheckpointStore implements CheckpointStore {
     }, 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   }
 
+  /**
+   * Where a run stands without reading its log: its stored status, `queued` for an enqueued run
+   * no worker has started yet, undefined when neither is stored.
+   */
+  async runState(runId: string): Promise<RunStatus | 'queued' | undefined> {
+    checkRunId(runId);
+    const rows = await this.db.query<{ status: string | null; queued: boolean }>(
+      this.sql('SELECT (SELECT status FROM {s}.troupe_runs WHERE run_id = $1) AS status, EXISTS (SELECT 1 FROM {s}.troupe_jobs WHERE run_id = $1) AS queued'),
+      [runId],
+    );
+    const row = rows[0]!;
+    if (row.status === null) return row.queued ? 'queued' : undefined;
+    if (!RUN_STATUSES.includes(row.status as RunStatus)) throw new UserError(`${this.runWhere(runId)} head is corrupt: field 'status' must be one of ${RUN_STATUSES.join(', ')}, got ${JSON.stringify(row.status)}.`);
+    return row.status as RunStatus;
+  }
+
+  /** Enqueued runs no worker has started yet, in enqueue order (`input`: the text of a string input). */
+  async listQueued(): Promise<Array<{ runId: string; agent: string; input: string | undefined; enqueuedAt: number }>> {
+    const rows = await this.db.query<{ run_id: string; agent: string; input: string; enqueued_at: string }>(
+      this.sql('SELECT j.run_id, j.agent, j.input, j.enqueued_at FROM {s}.troupe_jobs j WHERE NOT EXISTS (SELECT 1 FROM {s}.troupe_runs r WHERE r.run_id = j.run_id) ORDER BY j.position'),
+    );
+    return rows.map((row) => {
+      const input = decodeJson(row.input, `${this.db.where}: job '${row.run_id}' input`);
+      return { runId: row.run_id, agent: row.agent, input: typeof input === 'string' ? input : undefined, enqueuedAt: Number(row.enqueued_at) };
+    });
+  }
+
   /** Runs oldest first (by first append). A status filter is applied by the database, so runs it leaves out are not read. */
   async list(options: ListRunsOptions = {}): Promise<RunSummary[]> {
     const statuses = statusFilter(options);
@@ -158,6 +188,8 @@ export class PostgresCheckpointStore implements CheckpointStore {
       await q(this.sql('DELETE FROM {s}.troupe_entries WHERE run_id = $1'), [runId]);
       await q(this.sql('DELETE FROM {s}.troupe_leases WHERE run_id = $1'), [runId]);
       await q(this.sql('DELETE FROM {s}.troupe_jobs WHERE run_id = $1'), [runId]);
+      await q(this.sql('DELETE FROM {s}.troupe_messages WHERE run_id = $1'), [runId]);
+      await q(this.sql('DELETE FROM {s}.troupe_events WHERE run_id = $1'), [runId]);
       return (await q(this.sql('DELETE FROM {s}.troupe_runs WHERE run_id = $1 RETURNING run_id'), [runId])).length > 0;
     });
   }

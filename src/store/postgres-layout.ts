@@ -20,9 +20,35 @@ export const META_TABLE = `CREATE TABLE IF NOT EXISTS {s}.troupe_meta (
   schema_version integer NOT NULL
 )`;
 
+/**
+ * Layout 2 adds the cross-node tables: `troupe_messages` (approvals, cancels and steers sent to
+ * whichever worker owns a run; kept until the run ends) and `troupe_events` (every run event a
+ * worker streamed, for server nodes and late clients). Both are announced with NOTIFY.
+ */
+const CLUSTER_TABLES = `
+    CREATE TABLE {s}.troupe_messages (
+      id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      run_id text NOT NULL,
+      kind text NOT NULL,
+      body text NOT NULL,
+      sent_at bigint NOT NULL,
+      applied_at bigint
+    );
+    CREATE INDEX troupe_messages_run ON {s}.troupe_messages (run_id, id);
+    CREATE TABLE {s}.troupe_events (
+      id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+      run_id text NOT NULL,
+      type text NOT NULL,
+      data text NOT NULL,
+      at bigint NOT NULL
+    );
+    CREATE INDEX troupe_events_run ON {s}.troupe_events (run_id, id);
+`;
+
 export const POSTGRES_CHECKPOINTS: PostgresComponent = {
   name: 'checkpoints',
-  version: 1,
+  version: 2,
+  migrate: { 1: CLUSTER_TABLES },
   label: 'checkpoint store',
   create: `
     CREATE TABLE {s}.troupe_runs (
@@ -60,7 +86,7 @@ export const POSTGRES_CHECKPOINTS: PostgresComponent = {
       input text NOT NULL,
       enqueued_at bigint NOT NULL
     );
-  `,
+  ` + CLUSTER_TABLES,
 };
 
 export const POSTGRES_SESSIONS: PostgresComponent = {

@@ -10,6 +10,7 @@ import { checkRunId, type Lease } from './checkpoint-store.js';
 import { CHECKPOINT_SCHEMA_VERSION, decodeJson } from './format.js';
 import type { PostgresDatabase, Query } from './postgres.js';
 import { inSchema } from './postgres-layout.js';
+import { channelFor } from './postgres-listener.js';
 
 /** A run for a worker: enqueued and not started yet (`input` set), or stored and needing a process. */
 export interface ClaimedRun {
@@ -39,6 +40,8 @@ export async function insertJob(db: PostgresDatabase, q: Query, job: RunJob, now
   );
   if (existing.length > 0) throw new UserError(`Cannot enqueue run '${job.runId}': a run with that id is already stored or enqueued; use a new run id.`);
   await q(inSchema('INSERT INTO {s}.troupe_jobs (run_id, agent, input, enqueued_at) VALUES ($1, $2, $3, $4)', db.s), [job.runId, job.agent, JSON.stringify(job.input), now]);
+  // Delivered on commit: idle workers claim at once instead of at their next poll.
+  await q('SELECT pg_notify($1, $2)', [channelFor(db.schema, 'work'), job.runId]);
 }
 
 /** @throws UserError for a job that cannot be one (checked before anything is written). */
@@ -56,7 +59,9 @@ function checkInput(input: unknown, where: () => string): asserts input is RunIn
 }
 
 /**
- * @internal The store's `claimNext`: first stored runs that need a process (oldest first),
+ * @internal The store's `claimNext`: first stored root runs that need a process (oldest first:
+ * running ones whose owner is gone, suspended ones with a decision or an unapplied message;
+ * sub-runs are resumed by their parent),
  * then enqueued runs not started yet (in enqueue order); each candidate row is locked with
  * SKIP LOCKED and leased with the claim statement.
  */
@@ -65,8 +70,10 @@ export async function claimNextRun(db: PostgresDatabase, q: Query, now: number, 
     inSchema(
       `SELECT r.run_id, r.agent, j.agent AS job_agent FROM {s}.troupe_runs r LEFT JOIN {s}.troupe_jobs j ON j.run_id = r.run_id
         WHERE r.schema_version <= $2
-          AND (r.status = 'running' OR (r.status = 'suspended' AND EXISTS (
-            SELECT 1 FROM {s}.troupe_entries e WHERE e.run_id = r.run_id AND e.seq > r.suspended_count AND e.kind = 'approval_decision')))
+          AND position('/' in r.run_id) = 0
+          AND (r.status = 'running' OR (r.status = 'suspended' AND (EXISTS (
+            SELECT 1 FROM {s}.troupe_entries e WHERE e.run_id = r.run_id AND e.seq > r.suspended_count AND e.kind = 'approval_decision')
+            OR EXISTS (SELECT 1 FROM {s}.troupe_messages m WHERE m.run_id = r.run_id AND m.applied_at IS NULL))))
           AND NOT EXISTS (SELECT 1 FROM {s}.troupe_leases l WHERE l.run_id = r.run_id AND l.expires_at > $1)
         ORDER BY r.position
         LIMIT 8

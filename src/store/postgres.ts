@@ -37,7 +37,8 @@ export function describeConnection(connection: PostgresConnection): string {
   return `postgres://${user ? `${user}@` : ''}${host ?? 'localhost'}:${port ?? '5432'}/${database ?? user ?? ''}`;
 }
 
-function poolConfig(connection: PostgresConnection): pg.PoolConfig {
+/** @internal The driver options for `connection` (pools and the listener's client). @throws UserError for a malformed connection. */
+export function poolConfig(connection: PostgresConnection): pg.PoolConfig {
   if (typeof connection === 'string') {
     if (!/^postgres(ql)?:\/\//.test(connection)) throw new UserError(`A PostgreSQL connection string must start with postgres:// or postgresql://, got ${JSON.stringify(connection.replace(/:[^:@/]*@/, ':***@'))}.`);
     connection = { connectionString: connection };

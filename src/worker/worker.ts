@@ -1,23 +1,33 @@
 /**
  * A worker process's loop: take runs from a PostgreSQL store (`claimNext`, SKIP LOCKED),
- * start or resume each with `Runner.stream` under the worker's lease, renew the lease while
- * the run works, release it when the run ends. A worker that stops renewing (killed, hung,
- * cut off) loses its runs when their leases expire, and another worker resumes them from
- * their logs; its late writes are refused by the fence.
+ * start or resume each under the worker's lease (the run's log renews it while the run works
+ * and releases it when the run ends). A worker that stops renewing (killed, hung, cut off)
+ * loses its runs when their leases expire, and another worker resumes them from their logs;
+ * its late writes are refused by the fence. With a bus, idle workers wake on NOTIFY instead of
+ * waiting for their next poll, runs publish their events, and messages sent to a run
+ * (approvals, cancel, steer) reach it on whichever worker owns it.
  */
 import { hostname } from 'node:os';
 import { nanoid } from 'nanoid';
 import type { Agent } from '../agent.js';
-import { RunCancelled, RunLocked, UserError } from '../errors.js';
-import { Runner } from '../runtime/runner.js';
+import { UserError } from '../errors.js';
+import { InspectionFeed } from '../inspect/feed.js';
 import type { ClaimedRun } from '../store/postgres-queue.js';
-import { ownedStore, type LeasingStore } from './owned-store.js';
+import type { RunBus } from '../store/run-bus.js';
+
+import type { LeasingStore } from './owned-store.js';
+import { runClaimed, type LiveRun } from './worker-run.js';
 
 /** The store a worker needs: leases plus `claimNext` (PostgresCheckpointStore). */
 export type WorkerStore = LeasingStore & { claimNext(owner: string, ttlMs: number): Promise<ClaimedRun | undefined> };
 
 export interface WorkerOptions {
   readonly store: WorkerStore;
+  /**
+   * The cluster channel (PostgresRunBus on the same database): without it the worker only
+   * polls, and its runs neither publish events nor receive messages from server nodes.
+   */
+  readonly bus?: RunBus;
   /** Agents by the names runs are enqueued with: an Agent, or a factory called per run. */
   readonly agents: Readonly<Record<string, Agent | (() => Agent)>>;
   /** Runs at once (default 4). */
@@ -26,8 +36,16 @@ export interface WorkerOptions {
   readonly owner?: string;
   /** Lease time; renewed every third of it while a run works (default 30000 ms). */
   readonly leaseTtlMs?: number;
-  /** Wait between polls when there is no work (default 1000 ms). */
+  /** Wait between polls when there is no work (default 1000 ms; with a bus, a notice ends the wait early). */
   readonly pollMs?: number;
+  /** Undecided approvals are denied after this long (default Infinity: they wait for a message). */
+  readonly approvalTimeoutMs?: number;
+  /**
+   * Park a run that waits only on approvals (stored as suspended, lease released, the worker's
+   * slot freed) instead of holding it; a decision sent later makes any worker resume it.
+   * For approvals that may take hours or days. Default false.
+   */
+  readonly suspendOnApproval?: boolean;
   /** One line per run start, end and problem. */
   readonly log?: (line: string) => void;
 }
@@ -36,7 +54,13 @@ export interface Worker {
   readonly owner: string;
   /** Runs this worker finished (any outcome), by id, in finishing order. */
   readonly finished: readonly string[];
-  /** Stops taking runs and resolves once the runs in progress have ended. */
+  /** Resolves once the worker listens for notices (at once without a bus; retried until it works). */
+  readonly listening: Promise<void>;
+  /**
+   * Stops taking runs and resolves once the runs in progress have ended. Runs waiting for a
+   * decision are parked (suspended, lease released) at their wait, so stopping never waits for
+   * a human; any worker resumes them once decided.
+   */
   stop(): Promise<void>;
 }
 
@@ -49,13 +73,35 @@ export function startWorker(options: WorkerOptions): Worker {
   const ttl = options.leaseTtlMs ?? 30_000;
   const pollMs = options.pollMs ?? 1000;
   const log = options.log ?? (() => {});
+  const { bus } = options;
   const running = new Set<Promise<void>>();
+  const live = new Map<string, LiveRun>();
   const finished: string[] = [];
   let stopping = false;
   let wake: (() => void) | undefined;
+  /** A notice came while the loop was busy: claim again before sleeping. */
+  let noticed = false;
+  let unlisten: (() => Promise<void>) | undefined;
+  const context = {
+    store: options.store,
+    bus,
+    owner,
+    leaseTtlMs: ttl,
+    approvalTimeoutMs: options.approvalTimeoutMs ?? Infinity,
+    suspendOnApproval: options.suspendOnApproval ?? false,
+    // Runs publish to the bus, not to an inspector; the feed only satisfies ServerRun (and keeps next to nothing).
+    feed: new InspectionFeed({ mode: 'off', maxRuns: 1, maxRecordsPerRun: 1 }),
+    log,
+  };
+
+  const notice = (): void => {
+    noticed = true;
+    wake?.();
+  };
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
+      if (noticed || stopping) return resolve();
       const timer = setTimeout(done, ms);
       function done(): void {
         clearTimeout(timer);
@@ -65,6 +111,30 @@ export function startWorker(options: WorkerOptions): Worker {
       wake = done;
     });
 
+  async function listen(): Promise<void> {
+    if (!bus) return;
+    for (;;) {
+      try {
+        unlisten = await bus.listen({
+          work: notice,
+          message: (runId) => void live.get(runId)?.applier?.poke(),
+          // Notices sent while the connection was down are gone: look at everything again.
+          reconnected: () => {
+            notice();
+            for (const { applier } of live.values()) void applier?.poke();
+          },
+        });
+        if (stopping) await unlisten();
+        return;
+      } catch (error) {
+        if (stopping) return;
+        log(`listening for notices failed (${(error as Error).message}); polling every ${pollMs} ms meanwhile`);
+        await new Promise((resolve) => setTimeout(resolve, Math.max(pollMs, 1000)));
+        if (stopping) return;
+      }
+    }
+  }
+
   async function execute(claimed: ClaimedRun): Promise<void> {
     const source = options.agents[claimed.agent];
     if (!source) {
@@ -72,35 +142,22 @@ export function startWorker(options: WorkerOptions): Worker {
       log(`run ${claimed.runId}: agent '${claimed.agent}' is not in this worker's agents (${Object.keys(options.agents).join(', ')}); left for another worker`);
       return;
     }
-    const controller = new AbortController();
-    const renewal = setInterval(() => {
-      Promise.resolve()
-        .then(() => options.store.renew(claimed.runId, owner, ttl))
-        .then(undefined, (error: unknown) => {
-        if (error instanceof RunLocked) controller.abort(new RunCancelled(`lease lost: ${error.message}`));
-        else log(`run ${claimed.runId}: lease renewal failed (${(error as Error).message}); retrying`);
-      });
-    }, Math.max(1, Math.floor(ttl / 3)));
+    let outcome: Awaited<ReturnType<typeof runClaimed>> | undefined;
     try {
       const agent = typeof source === 'function' ? source() : source;
       log(`run ${claimed.runId}: ${claimed.input === undefined ? 'resuming' : 'starting'} on ${agent.name}`);
-      const handle = Runner.stream(agent, claimed.input ?? '', {
-        runId: claimed.runId,
-        // The run renews the worker's lease with the worker's lease time (its claim acts for the worker).
-        checkpoint: { store: ownedStore(options.store, owner), runId: claimed.runId, ifRunExists: 'resume', leaseMs: ttl },
-        signal: controller.signal,
-      });
-      const outcome = await handle.result().then(
-        (result) => `completed: ${result.output}`,
-        (error: unknown) => `failed: ${(error as Error).name}: ${(error as Error).message}`,
-      );
-      log(`run ${claimed.runId}: ${outcome}`);
-    } finally {
-      clearInterval(renewal);
-      await Promise.resolve(options.store.release(claimed.runId, owner)).catch(() => {});
-      finished.push(claimed.runId);
-      wake?.();
+      outcome = await runClaimed(claimed, agent, context, live);
+      log(`run ${claimed.runId}: ${outcome.detail}`);
+    } catch (error) {
+      // It could not start (agent factory threw, database gone): the lease is kept until it runs
+      // out, so the run is retried then, not claimed again at once in a tight loop.
+      log(`run ${claimed.runId}: could not run (${(error as Error).message}); retried once its lease runs out (${ttl} ms)`);
     }
+    if (outcome) await Promise.resolve(options.store.release(claimed.runId, owner)).catch(() => {});
+    finished.push(claimed.runId);
+    // A parked run may have been sent something meanwhile: look for work before sleeping.
+    if (outcome?.status === 'suspended') notice();
+    wake?.();
   }
 
   async function loop(): Promise<void> {
@@ -109,6 +166,7 @@ export function startWorker(options: WorkerOptions): Worker {
         await Promise.race(running);
         continue;
       }
+      noticed = false;
       let claimed: ClaimedRun | undefined;
       try {
         claimed = await options.store.claimNext(owner, ttl);
@@ -125,15 +183,26 @@ export function startWorker(options: WorkerOptions): Worker {
     }
   }
 
+  const listening = listen();
   const looping = loop();
   return {
     owner,
     finished,
+    listening,
     async stop() {
       stopping = true;
       wake?.();
       await looping;
+      for (const { run } of live.values()) {
+        try {
+          run.handle.suspend();
+        } catch {
+          // Ended meanwhile.
+        }
+      }
       await Promise.all(running);
+      await listening;
+      await unlisten?.();
     },
   };
 }

@@ -43,8 +43,8 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`troupe db migrate on PostgreSQL${P
     const store = new PostgresCheckpointStore(POSTGRES_URL!, { schema });
     try {
       await expect(store.load('r1')).rejects.toThrow(`run \`troupe db migrate --db '${shownUrl(POSTGRES_URL!)}' --schema ${schema}\` first`);
-      expect(await troupe('db', 'migrate', '--db', POSTGRES_URL!, '--schema', schema)).toEqual({ code: 0, stdout: 'checkpoints: created (layout 1)\nsessions: created (layout 1)\n', stderr: '' });
-      expect(await troupe('db', 'migrate', '--db', POSTGRES_URL!, '--schema', schema)).toEqual({ code: 0, stdout: 'checkpoints: up to date (layout 1)\nsessions: up to date (layout 1)\n', stderr: '' });
+      expect(await troupe('db', 'migrate', '--db', POSTGRES_URL!, '--schema', schema)).toEqual({ code: 0, stdout: 'checkpoints: created (layout 2)\nsessions: created (layout 1)\n', stderr: '' });
+      expect(await troupe('db', 'migrate', '--db', POSTGRES_URL!, '--schema', schema)).toEqual({ code: 0, stdout: 'checkpoints: up to date (layout 2)\nsessions: up to date (layout 1)\n', stderr: '' });
       await store.append('r1', [input()], head());
       expect((await store.load('r1'))?.entries).toEqual([input()]);
     } finally {
@@ -59,6 +59,10 @@ describe('troupe worker arguments', () => {
     expect([noDb.code, noDb.stderr.split('\n')[0]]).toEqual([2, 'troupe worker: --db is required (or set TROUPE_DATABASE_URL).']);
     const badConcurrency = await troupe('worker', '--db', 'postgres://a@127.0.0.1:1/x', '--agents', 'test/worker/agents.ts', '--concurrency', '0');
     expect([badConcurrency.code, badConcurrency.stderr.split('\n')[0]]).toEqual([2, "troupe worker: --concurrency must be a positive integer, got '0'."]);
+    const badTimeout = await troupe('worker', '--db', 'postgres://a@127.0.0.1:1/x', '--agents', 'test/worker/agents.ts', '--approval-timeout', 'soon');
+    expect([badTimeout.code, badTimeout.stderr.split('\n')[0]]).toEqual([2, "troupe worker: --approval-timeout must be a positive integer, got 'soon'."]);
+    const valued = await troupe('worker', '--db', 'postgres://a@127.0.0.1:1/x', '--agents', 'test/worker/agents.ts', '--suspend-approvals=yes');
+    expect([valued.code, valued.stderr.split('\n')[0]]).toEqual([2, "troupe worker: Option '--suspend-approvals' does not take an argument"]);
     const down = await troupe('worker', '--db', 'postgres://a@127.0.0.1:1/x', '--agents', 'test/worker/agents.ts');
     expect([down.code, down.stderr]).toEqual([
       1,

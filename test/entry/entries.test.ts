@@ -71,10 +71,10 @@ describe('package entry points (built dist, plain node)', () => {
 
   it('troupe/postgres: pg and the PostgreSQL stores only (no SQLite, no runtime)', async () => {
     const loaded = await load('troupe/postgres');
-    expect(loaded.exports).toEqual(['PostgresCheckpointStore', 'PostgresSession', 'RunLocked', 'StoreUnavailable', 'enqueueRun', 'migratePostgres']);
+    expect(loaded.exports).toEqual(['PostgresCheckpointStore', 'PostgresRunBus', 'PostgresSession', 'RunLocked', 'StoreUnavailable', 'enqueueRun', 'migratePostgres']);
     expect(loaded.files).toEqual([
-      'entry/postgres.js', 'errors.js', 'message-parts.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-checkpoint-store.js', 'store/postgres-layout.js',
-      'store/postgres-migrate.js', 'store/postgres-queue.js', 'store/postgres-session.js', 'store/postgres.js', 'store/session.js',
+      'entry/postgres.js', 'errors.js', 'message-parts.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-bus.js', 'store/postgres-checkpoint-store.js', 'store/postgres-layout.js',
+      'store/postgres-listener.js', 'store/postgres-migrate.js', 'store/postgres-queue.js', 'store/postgres-session.js', 'store/postgres.js', 'store/session.js',
     ]);
     // pgpass and split2 load when a connection opens.
     expect(loaded.packages).toEqual(['pg', 'pg-connection-string', 'pg-int8', 'pg-pool', 'pg-protocol', 'pg-types', 'postgres-array', 'postgres-bytea', 'postgres-date', 'postgres-interval', 'xtend']);
@@ -85,15 +85,17 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/server');
     expect(loaded.exports).toEqual([
       'InspectionFeed', 'UIMessageChunkMapper', 'UI_MESSAGE_STREAM_HEADERS', 'UI_STREAM_DONE_FRAME', 'banner', 'createServer',
-      'parentToolCallId', 'serializeRunEvent', 'startDemoServer', 'toUIMessageStream', 'uiChunkFrame',
+      'parentToolCallId', 'serializeRunEvent', 'startDemoServer', 'startWorker', 'toUIMessageStream', 'uiChunkFrame',
     ]);
     expect(loaded.packages).toEqual(['nanoid', 'xstate', 'zod']);
     expect(loaded.addons).toEqual([]);
     // No cli/ and no model: startDemoServer loads the scripted demo when called (models/ holds only the model turn's checks).
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'server', 'tools', 'types.js',
+      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'server', 'tools', 'types.js', 'worker',
     ]);
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/usage.js']);
+    // The worker loop, without pg: the store and bus it is given bring that (troupe/postgres).
+    expect(loaded.files.filter((file) => file.startsWith('store/postgres'))).toEqual([]);
   });
 
   it('troupe/mcp: the MCP tool adapter; the MCP SDK loads on connect', async () => {

@@ -9,6 +9,7 @@ import { afterEach, expect } from 'vitest';
 import { MemoryCheckpointStore, type CheckpointStore, type Lease } from '../../src/store/checkpoint-store.js';
 import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-store.js';
 import { migratePostgres } from '../../src/store/postgres-migrate.js';
+import { POSTGRES_CHECKPOINTS } from '../../src/store/postgres-layout.js';
 import { PostgresSession } from '../../src/store/postgres-session.js';
 import { MemorySession, type Session } from '../../src/store/session.js';
 import { SqliteCheckpointStore } from '../../src/store/sqlite-checkpoint-store.js';
@@ -178,7 +179,7 @@ export function postgresHarness(): Harness {
       const schema = await freshSchema();
       return {
         where: where('checkpoint store', schema),
-        layout: 1,
+        layout: POSTGRES_CHECKPOINTS.version,
         sql: sql(schema),
         open: (now) => {
           const store = new PostgresCheckpointStore(POSTGRES_URL!, { schema, ...(now ? { now } : {}) });

@@ -34,20 +34,20 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgreSQL migration${POSTGRES_SKI
   it('creates the schema and every table once, records the layout versions, and changes nothing when run again', async () => {
     const schema = await freshSchema(false);
     expect(await migratePostgres(url, { schema })).toEqual([
-      { component: 'checkpoints', from: undefined, to: 1 },
+      { component: 'checkpoints', from: undefined, to: 2 },
       { component: 'sessions', from: undefined, to: 1 },
     ]);
-    expect(await tables(schema)).toEqual(['troupe_entries', 'troupe_jobs', 'troupe_leases', 'troupe_meta', 'troupe_runs', 'troupe_session_messages', 'troupe_session_runs']);
+    expect(await tables(schema)).toEqual(['troupe_entries', 'troupe_events', 'troupe_jobs', 'troupe_leases', 'troupe_messages', 'troupe_meta', 'troupe_runs', 'troupe_session_messages', 'troupe_session_runs']);
     const store = new PostgresCheckpointStore(url, { schema });
     await store.append('r1', [input()], head());
     expect(await migratePostgres(url, { schema })).toEqual([
-      { component: 'checkpoints', from: 1, to: 1 },
+      { component: 'checkpoints', from: 2, to: 2 },
       { component: 'sessions', from: 1, to: 1 },
     ]);
     expect((await store.load('r1'))?.entries).toEqual([input()]);
     await store.close();
     expect(await adminQuery(`SELECT component, schema_version FROM "${schema}".troupe_meta ORDER BY component`)).toEqual([
-      { component: 'checkpoints', schema_version: 1 },
+      { component: 'checkpoints', schema_version: 2 },
       { component: 'sessions', schema_version: 1 },
     ]);
   });
@@ -55,8 +55,32 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgreSQL migration${POSTGRES_SKI
   it('two migrations at once: one creates, the other finds the tables (an advisory lock orders them)', async () => {
     const schema = await freshSchema(false);
     const [a, b] = await Promise.all([migratePostgres(url, { schema }), migratePostgres(url, { schema })]);
-    expect([a[0]!.from, b[0]!.from].sort()).toEqual([1, undefined]);
-    expect((await tables(schema)).length).toBe(7);
+    expect([a[0]!.from, b[0]!.from].sort()).toEqual([2, undefined]);
+    expect((await tables(schema)).length).toBe(9);
+  });
+
+  it('upgrades checkpoint layout 1 to 2 (adds the message and event tables) and keeps the stored runs', async () => {
+    const schema = await freshSchema(false);
+    await migratePostgres(url, { schema });
+    const store = new PostgresCheckpointStore(url, { schema });
+    await store.append('r1', [input()], head());
+    // Layout 1 is layout 2 without the cluster tables.
+    await adminQuery(`DROP TABLE "${schema}".troupe_messages, "${schema}".troupe_events`);
+    await adminQuery(`UPDATE "${schema}".troupe_meta SET schema_version = 1 WHERE component = 'checkpoints'`);
+    const fresh = new PostgresCheckpointStore(url, { schema });
+    await expectRejects(
+      () => fresh.load('r1'),
+      UserError,
+      `PostgreSQL checkpoint store '${shownUrl(url)}' schema '${schema}' uses 'checkpoints' table layout version 1, but this version of troupe needs 2: run \`troupe db migrate --db '${shownUrl(url)}' --schema ${schema}\` to upgrade it.`,
+    );
+    expect(await migratePostgres(url, { schema })).toEqual([
+      { component: 'checkpoints', from: 1, to: 2 },
+      { component: 'sessions', from: 1, to: 1 },
+    ]);
+    expect(await tables(schema)).toContain('troupe_messages');
+    expect(await tables(schema)).toContain('troupe_events');
+    expect((await store.load('r1'))?.entries).toEqual([input()]);
+    await Promise.all([store.close(), fresh.close()]);
   });
 
   it('refuses a schema of a newer layout and changes nothing', async () => {
@@ -68,7 +92,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgreSQL migration${POSTGRES_SKI
       `PostgreSQL schema '${schema}' uses 'sessions' table layout version 2, but this version of troupe reads only up to 1; upgrade troupe to load it.`,
     );
     expect(await adminQuery(`SELECT component, schema_version FROM "${schema}".troupe_meta ORDER BY component`)).toEqual([
-      { component: 'checkpoints', schema_version: 1 },
+      { component: 'checkpoints', schema_version: 2 },
       { component: 'sessions', schema_version: 2 },
     ]);
   });

@@ -120,4 +120,22 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`troupe worker on PostgreSQL${POSTG
     await right.stop();
     expect(right.finished).toEqual(['x1']);
   });
+
+  it('a run whose agent factory throws keeps its lease until it runs out, so it is retried then and not claimed again at once', async () => {
+    const schema = await freshSchema();
+    const store = openStore(schema);
+    await enqueueRun(store, { runId: 'f1', agent: 'calc', input: 'q' });
+    const lines: string[] = [];
+    const broken = () => {
+      throw new Error('factory broke');
+    };
+    const worker = startWorker({ store: openStore(schema), agents: { calc: broken }, pollMs: 10, leaseTtlMs: 60_000, owner: 'broken', log: (l) => lines.push(l) });
+    cleanup.push(() => worker.stop());
+    await until(async () => (lines.length > 0 ? true : undefined));
+    await worker.stop();
+    expect(lines).toEqual(['run f1: could not run (factory broke); retried once its lease runs out (60000 ms)']);
+    const saved = await store.list();
+    expect(saved).toEqual([]);
+    expect((await store.claim('f1', 'other', 1_000).catch((e: unknown) => (e as Error).name))).toBe('RunLocked');
+  });
 });

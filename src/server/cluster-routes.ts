@@ -1,0 +1,176 @@
+/**
+ * The server's routes when workers run the runs (`troupe serve --workers external`): this node
+ * only enqueues runs, streams their stored events, and sends messages to whichever worker owns
+ * a run. It never writes a run's log: one owner per fact.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { nanoid } from 'nanoid';
+import { pendingStoredApprovals } from '../runtime/decide.js';
+import type { ApprovalRequestEntry, CheckpointStore, RunStatus } from '../store/checkpoint-store.js';
+import type { RunJob } from '../store/postgres-queue.js';
+import type { RunBus } from '../store/run-bus.js';
+import { HttpError, SseStream, parseJsonObject, readBody, sendJson } from './http.js';
+import { RemoteStreams } from './remote-streams.js';
+import type { ClusterListing } from './run-index.js';
+
+/** What a server node needs to hand runs to workers (PostgresCheckpointStore + PostgresRunBus on one database). */
+export interface ServerCluster {
+  readonly store: CheckpointStore & {
+    enqueue(job: RunJob): Promise<void>;
+    runState(runId: string): Promise<RunStatus | 'queued' | undefined>;
+    listQueued(): Promise<ClusterListing['queued']>;
+  };
+  readonly bus: RunBus;
+}
+
+export interface ClusterRouteContext {
+  readonly cluster: ServerCluster;
+  readonly streams: RemoteStreams;
+  readonly sse: Set<SseStream>;
+  readonly agentNames: readonly string[];
+  readonly maxBodyBytes: number;
+  readonly maxInputChars: number;
+  readonly maxReasonChars: number;
+  readonly isClosing: () => boolean;
+}
+
+const STREAM = /^\/api\/runs\/([^/]+)\/(stream|resume)$/;
+
+/** Runs and answers the route if it is one this mode handles; false otherwise (the caller's routes then apply). */
+export async function serveClusterRoute(req: IncomingMessage, res: ServerResponse, pathname: string, url: URL, ctx: ClusterRouteContext): Promise<boolean> {
+  const route = `${req.method ?? 'GET'} ${pathname}`;
+  switch (route) {
+    case 'POST /api/chat':
+      await startRemoteRun(req, res, url, ctx);
+      return true;
+    case 'POST /api/chat/approve':
+      sendJson(res, 202, await approveRemote(await readBody(req, ctx.maxBodyBytes), req, ctx));
+      return true;
+    case 'POST /api/chat/cancel': {
+      const body = parseJsonObject(await readBody(req, ctx.maxBodyBytes), req, { runId: { type: 'string', nonEmpty: true } });
+      const runId = body.runId!;
+      await liveState(ctx.cluster, runId);
+      await ctx.cluster.bus.send(runId, { kind: 'cancel', reason: 'cancelled via API' });
+      sendJson(res, 202, { runId, status: 'cancelling' });
+      return true;
+    }
+    case 'POST /api/chat/steer': {
+      const body = parseJsonObject(await readBody(req, ctx.maxBodyBytes), req, {
+        runId: { type: 'string', nonEmpty: true },
+        text: { type: 'string', nonEmpty: true, maxLength: 20_000 },
+        queue: { type: 'enum', values: ['steer', 'follow_up'], optional: true },
+      });
+      const runId = body.runId!;
+      await liveState(ctx.cluster, runId);
+      const queue = (body.queue ?? 'steer') as 'steer' | 'follow_up';
+      const sent = await ctx.cluster.bus.send(runId, { kind: 'steer', text: body.text!, queue });
+      sendJson(res, 202, { runId, id: `msg_${sent.id}`, queue });
+      return true;
+    }
+    case 'POST /api/chat/answer':
+      throw new HttpError(501, 'not_supported_with_workers', 'Answering askHuman questions is not available when workers run the runs.');
+  }
+  const match = STREAM.exec(pathname);
+  if (!match) return false;
+  let runId: string;
+  try {
+    runId = decodeURIComponent(match[1]!);
+  } catch {
+    throw new HttpError(400, 'invalid_run_id', 'Run id is not valid URL encoding.');
+  }
+  if (match[2] === 'resume') {
+    throw new HttpError(409, 'resumed_by_workers', `Run '${runId}' is resumed by the workers on their own (a stored running or decided run is taken by the next free worker).`);
+  }
+  if (req.method !== 'GET') throw new HttpError(405, 'method_not_allowed', `Method ${req.method} is not allowed on ${pathname}.`, { allow: 'GET' });
+  if ((await ctx.cluster.store.runState(runId)) === undefined) throw new HttpError(404, 'run_not_found', `No run '${runId}'.`);
+  const after = Number(req.headers['last-event-id'] ?? url.searchParams.get('after') ?? 0);
+  stream(res, runId, Number.isInteger(after) && after > 0 ? after : 0, ctx);
+  return true;
+}
+
+async function startRemoteRun(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ClusterRouteContext): Promise<void> {
+  if (url.searchParams.has('protocol')) throw new HttpError(501, 'not_supported_with_workers', 'The AI SDK UI stream (?protocol=ui) is not available when workers run the runs; use the plain event stream.');
+  const body = parseJsonObject(await readBody(req, ctx.maxBodyBytes), req, {
+    agent: { type: 'string', nonEmpty: true },
+    input: { type: 'string', maxLength: ctx.maxInputChars },
+  });
+  if (ctx.isClosing()) throw new HttpError(503, 'closing', 'The server is shutting down.');
+  if (!ctx.agentNames.includes(body.agent!)) {
+    throw new HttpError(404, 'unknown_agent', `Unknown agent '${body.agent}'. Registered agents: ${ctx.agentNames.join(', ') || '(none)'}.`);
+  }
+  const runId = `run_${nanoid(12)}`;
+  await ctx.cluster.store.enqueue({ runId, agent: body.agent!, input: body.input! });
+  stream(res, runId, 0, ctx);
+}
+
+function stream(res: ServerResponse, runId: string, after: number, ctx: ClusterRouteContext): void {
+  const sse = new SseStream(res, { 'x-run-id': runId });
+  ctx.sse.add(sse);
+  const unwatch = ctx.streams.watch(runId, after, {
+    event: (event, id) => sse.send(JSON.stringify(event), { event: event.type, id }),
+    end: () => sse.end(),
+  });
+  sse.onClose(() => {
+    unwatch();
+    ctx.sse.delete(sse);
+  });
+}
+
+/** The run exists and is not over (a message to it can still take effect). */
+async function liveState(cluster: ServerCluster, runId: string): Promise<void> {
+  if (runId.includes('/')) throw new HttpError(400, 'invalid_run_id', `'${runId}' is a sub-run; address its root run '${runId.split('/')[0]}'.`);
+  const state = await cluster.store.runState(runId);
+  if (state === undefined) throw new HttpError(404, 'run_not_found', `No run '${runId}'.`);
+  if (state === 'completed' || state === 'failed' || state === 'interrupted') throw new HttpError(409, 'run_finished', `Run '${runId}' has already finished (${state}).`);
+}
+
+/**
+ * `POST /api/chat/approve`: finds the waiting call in the run's log (the request is logged when
+ * the call starts waiting) and sends the decision to the run's owner. 202: it is delivered
+ * once the owning worker applies it; the run's events show the outcome.
+ */
+async function approveRemote(text: string, req: IncomingMessage, ctx: ClusterRouteContext): Promise<Record<string, unknown>> {
+  const body = parseJsonObject(text, req, {
+    approvalId: { type: 'string', nonEmpty: true, optional: true },
+    runId: { type: 'string', nonEmpty: true, optional: true },
+    callId: { type: 'string', nonEmpty: true, optional: true },
+    decision: { type: 'enum', values: ['approve', 'deny'] },
+    reason: { type: 'string', maxLength: ctx.maxReasonChars, optional: true },
+  });
+  const approve = body.decision === 'approve';
+  if (approve && body.reason !== undefined) throw new HttpError(400, 'invalid_field', 'Field \'reason\' is only allowed with decision "deny".');
+  if (body.approvalId === undefined && (body.callId === undefined || body.runId === undefined)) throw new HttpError(400, 'invalid_request', "Give 'approvalId', or 'runId' and 'callId'.");
+  const runId = body.approvalId !== undefined ? body.approvalId.slice(0, Math.max(0, body.approvalId.lastIndexOf(':'))) : body.runId!;
+  const request = await waitingRequest(ctx.cluster.store, runId, body);
+  const root = runId.split('/')[0]!;
+  await ctx.cluster.bus.send(root, { kind: 'approve', approvalId: request.approvalId, approved: approve, ...(body.reason ? { reason: body.reason } : {}), by: 'api' });
+  return { runId: request.runId ?? runId, approvalId: request.approvalId, callId: request.callId, decision: body.decision, delivered: 'sent to the run’s worker' };
+}
+
+/** Looks this long for a request not logged yet: its event and its log entry are written by separate transactions of the worker. */
+const LOOK_AGAIN_MS = [50, 100, 200, 400];
+
+async function waitingRequest(store: CheckpointStore, runId: string, body: Record<string, string | undefined>): Promise<ApprovalRequestEntry & { runId?: string }> {
+  for (let attempt = 0; ; attempt++) {
+    const found = await findRequest(store, runId, body);
+    if (found || attempt >= LOOK_AGAIN_MS.length) return found ?? notFound(runId, body);
+    await new Promise((resolve) => setTimeout(resolve, LOOK_AGAIN_MS[attempt]));
+  }
+}
+
+function notFound(runId: string, body: Record<string, string | undefined>): never {
+  throw new HttpError(404, 'approval_not_found', body.approvalId !== undefined ? `No approval '${body.approvalId}' is waiting.` : `No approval is waiting for call '${body.callId}' in run '${runId}'.`);
+}
+
+async function findRequest(store: CheckpointStore, runId: string, body: Record<string, string | undefined>): Promise<(ApprovalRequestEntry & { runId?: string }) | undefined> {
+  let pending: ApprovalRequestEntry[];
+  try {
+    pending = runId ? await pendingStoredApprovals(store, runId) : [];
+  } catch (error) {
+    throw new HttpError(409, 'run_damaged', `Run '${runId}' cannot be read: ${(error as Error).message}`);
+  }
+  const matches = pending.filter((p) => (body.approvalId !== undefined ? p.approvalId === body.approvalId : p.callId === body.callId) && (body.callId === undefined || p.callId === body.callId));
+  if (matches.length === 1) return { ...matches[0]!, runId };
+  if (matches.length > 1) throw new HttpError(409, 'approval_ambiguous', `Call '${body.callId}' is waiting more than once in run '${runId}': ${matches.map((m) => m.approvalId).join(', ')}. Decide by 'approvalId'.`);
+  return undefined;
+}

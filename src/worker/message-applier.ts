@@ -1,0 +1,140 @@
+import { UserError } from '../errors.js';
+import { appendDecision, pendingStoredApprovals } from '../runtime/decide.js';
+import type { CheckpointStore } from '../store/checkpoint-store.js';
+import type { RunBus, StoredRunMessage } from '../store/run-bus.js';
+import type { ServerRun } from '../server/runs.js';
+import type { LeasingStore } from './owned-store.js';
+
+/** The run (root or sub-run) an approval id belongs to: ids are `<runId>:<key>`. */
+export function approvalRun(approvalId: string, fallback: string): string {
+  return approvalId.slice(0, Math.max(0, approvalId.lastIndexOf(':'))) || fallback;
+}
+
+/**
+ * Before a claimed stored run resumes: decisions sent to it are written into the log of the run
+ * that waits (the root or a sub-run, leased as `owner`), so the resumed run applies them as
+ * stored decisions, bound to the call's arguments, before it would ask or park again. Returns
+ * the approve messages that are settled (recorded now, or no longer pending: stale).
+ */
+export async function recordSentDecisions(
+  store: LeasingStore,
+  owner: string,
+  ttlMs: number,
+  rootId: string,
+  messages: readonly StoredRunMessage[],
+  log: (line: string) => void,
+): Promise<StoredRunMessage[]> {
+  const settled: StoredRunMessage[] = [];
+  for (const sent of messages) {
+    const { message } = sent;
+    if (message.kind !== 'approve') continue;
+    const runId = approvalRun(message.approvalId, rootId);
+    try {
+      if (runId !== rootId) await store.claim(runId, owner, ttlMs);
+      const decision = { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), by: message.by ?? 'api' };
+      await appendDecision(store, runId, message.approvalId, decision, owner);
+      settled.push(sent);
+    } catch (error) {
+      log(`run ${rootId}: recording the decision for ${message.approvalId} failed (${(error as Error).message}); it is applied when the call asks again`);
+    }
+  }
+  return settled;
+}
+
+/** The id a cluster message's steer gets in the run (and its log), so it is applied once. */
+export function steerIdFor(message: StoredRunMessage): string {
+  return `msg_${message.id}`;
+}
+
+/**
+ * Applies the messages sent to one run to its live ServerRun, each at most once per process,
+ * and marks them applied in the bus. Messages stay stored until the run ends, so when this
+ * process dies, the next owner applies them again, and only what its log does not show yet
+ * takes effect: an approval applies only while its call waits (a decided one no longer does),
+ * a steer whose id is in the log is skipped, a cancel cancels again.
+ */
+export class MessageApplier {
+  private readonly applied = new Set<number>();
+  private chain: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly bus: RunBus,
+    private readonly store: CheckpointStore,
+    private readonly run: ServerRun,
+    /** Ids of steer messages already in the run's log (from the load before a resume). */
+    private readonly logged: ReadonlySet<string>,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /**
+   * Applies cancels and steers at once, synchronously: called right after the run starts, so a
+   * cancel sent before it started stops it before its first model request.
+   */
+  applyAtStart(messages: readonly StoredRunMessage[], settled: readonly StoredRunMessage[] = []): void {
+    const done = messages.filter((message) => message.message.kind !== 'approve' && this.applyOne(message));
+    this.record([...settled, ...done]);
+  }
+
+  /** Fetches the run's messages and applies what can be now (serialised; never rejects). */
+  poke(): Promise<void> {
+    this.chain = this.chain.then(async () => {
+      try {
+        const messages = await this.bus.messages(this.run.id);
+        this.record(messages.filter((message) => !this.applied.has(message.id) && this.applyOne(message)));
+      } catch (error) {
+        this.log(`run ${this.run.id}: reading its messages failed (${(error as Error).message}); they are applied at the next notice`);
+      }
+    });
+    return this.chain;
+  }
+
+  /**
+   * After the run parked: approvals sent for calls its log no longer has waiting are marked
+   * applied (they are stale), so they do not make the run look runnable again.
+   */
+  async settleStale(): Promise<void> {
+    await this.chain;
+    const open = this.bus.messages(this.run.id).then((all) => all.filter((m) => m.appliedAt === undefined && !this.applied.has(m.id) && m.message.kind === 'approve'));
+    const stale: StoredRunMessage[] = [];
+    for (const message of await open) {
+      if (message.message.kind !== 'approve') continue;
+      const approvalId = message.message.approvalId;
+      const runId = approvalRun(approvalId, this.run.id);
+      const pending = await pendingStoredApprovals(this.store, runId).catch(() => undefined);
+      if (pending && !pending.some((p) => p.approvalId === approvalId)) stale.push(message);
+    }
+    this.record(stale);
+  }
+
+  private applyOne({ id, message }: StoredRunMessage): boolean {
+    const { run } = this;
+    switch (message.kind) {
+      case 'approve':
+        return run.decide(message.approvalId, message.approved, message.reason);
+      case 'cancel':
+        if (run.finished) return false;
+        run.cancel(message.reason ?? 'cancelled via API');
+        return true;
+      case 'steer': {
+        const steerId = steerIdFor({ id } as StoredRunMessage);
+        if (this.logged.has(steerId)) return true;
+        try {
+          if (message.queue === 'follow_up') run.handle.followUp(message.text, { id: steerId });
+          else run.handle.steer(message.text, { id: steerId });
+          return true;
+        } catch (error) {
+          // The run has ended (or the message waits already): nothing more to do with it here.
+          if (error instanceof UserError) return false;
+          throw error;
+        }
+      }
+    }
+  }
+
+  private record(messages: readonly StoredRunMessage[]): void {
+    if (messages.length === 0) return;
+    for (const message of messages) this.applied.add(message.id);
+    const ids = messages.filter((message) => message.appliedAt === undefined).map((message) => message.id);
+    void this.bus.markApplied(ids).catch((error: unknown) => this.log(`run ${this.run.id}: marking messages applied failed (${(error as Error).message})`));
+  }
+}
