@@ -1,5 +1,5 @@
 /**
- * Applies troupe's one performance patch to xstate 5.33.3 in node_modules (run by the
+ * Applies troupe's performance patches to xstate 5.33.3 in node_modules (run by the
  * `prepare` script, so `npm install` / `npm ci` in this repository apply it; a project that
  * installs troupe as a dependency never runs it and keeps an unpatched xstate, which behaves
  * the same, only slower).
@@ -19,6 +19,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { patchXstateSteps } from './patch-xstate-steps.mjs';
 
 export const XSTATE_VERSION = '5.33.3';
 /** The builds that define the Actor class (production and development, CommonJS and ESM). */
@@ -52,6 +53,8 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const xstateDir = dirname(createRequire(join(root, 'package.json')).resolve('xstate/package.json'));
   try {
     for (const line of patchXstate(xstateDir)) console.log(`patch-xstate: ${line}`);
+    // The step algorithm's patches (scripts/patch-xstate-steps.mjs), on the same install.
+    for (const line of patchXstateSteps(xstateDir)) console.log(`patch-xstate: ${line}`);
   } catch (error) {
     console.error(error.message);
     process.exit(1);

@@ -47,15 +47,32 @@ export function retryDelayMs(failedAttempt: number): number {
  * Runs a call to its single outcome: retries wrap the whole policy chain, each attempt
  * gets a fresh shallow copy of the arguments and its own timeout. Never rejects.
  */
-export async function executeCall(job: CallJob): Promise<CallOutcome> {
-  // Most calls have no retries, timeout or policies: run them without building the chain.
+export function executeCall(job: CallJob): Promise<CallOutcome> {
+  // Most calls have no retries, timeout or policies: run them without building the chain, and
+  // without an async function's frame kept for every call while its tool runs (W4 memory).
   if (job.retries === 0 && job.timeoutMs === undefined && job.tool.policies.length === 0) {
+    let value: unknown;
     try {
-      return finish(job, await job.tool.execute(job.validated, job.ctx));
+      value = job.tool.execute(job.validated, job.ctx);
     } catch (caught) {
-      return failed(job, caught, 1, 1)!; // one attempt of one: never retried
+      return Promise.resolve(failed(job, caught, 1, 1)!); // one attempt of one: never retried
     }
+    return Promise.resolve(value).then(
+      (returned) => {
+        try {
+          return finish(job, returned);
+        } catch (caught) {
+          return failed(job, caught, 1, 1)!;
+        }
+      },
+      (caught: unknown) => failed(job, caught, 1, 1)!,
+    );
   }
+  return executeWithRetries(job);
+}
+
+/** A call with retries, a timeout or policies: each attempt runs the whole chain. Never rejects. */
+async function executeWithRetries(job: CallJob): Promise<CallOutcome> {
   const attempts = 1 + job.retries;
   for (let attempt = 1; ; attempt++) {
     try {

@@ -7,8 +7,8 @@ export type ToolCallSnapshot = Snapshot<CallOutcome> & {
   /** Small, serialisable view for inspectors; the job itself stays out of persisted snapshots. */
   readonly context: { readonly callId: string; readonly tool: string };
   readonly job: CallJob | undefined;
-  /** Sub-runs started by this call (agent as tool), by run id, with who waits for their done event. */
-  readonly subRuns: Map<string, { readonly ref: AnyActorRef; readonly settle: (outcome: RunOutcome) => void }>;
+  /** Sub-runs started by this call (agent as tool), by run id, with who waits for their done event (created with the first). */
+  subRuns: Map<string, { readonly ref: AnyActorRef; readonly settle: (outcome: RunOutcome) => void }> | undefined;
 };
 
 /** Starts a sub-run as a child of this call's actor; its done event settles `settle`. */
@@ -44,21 +44,21 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
         const self = scope.self as AnyActorRef;
         const child = createActor(event.logic, { id: event.runId, parent: self, input: event.input }) as unknown as AnyActorRef;
         child.subscribe({ error: () => undefined });
-        snapshot.subRuns.set(event.runId, { ref: child, settle: event.settle });
+        (snapshot.subRuns ??= new Map()).set(event.runId, { ref: child, settle: event.settle });
         child.start();
         child.send({ type: 'START' });
         return snapshot;
       }
       case 'xstate.stop':
-        for (const { ref } of snapshot.subRuns.values()) ref.send({ type: 'CANCEL', error: new RunCancelled('the calling run stopped') });
-        snapshot.subRuns.clear();
+        if (snapshot.subRuns) for (const { ref } of snapshot.subRuns.values()) ref.send({ type: 'CANCEL', error: new RunCancelled('the calling run stopped') });
+        snapshot.subRuns?.clear();
         return { ...snapshot, status: 'stopped', output: undefined, job: undefined };
       default: {
         if (!event.type.startsWith('xstate.done.actor.')) return snapshot;
         const done = event as { actorId: string; output: RunOutcome };
-        const entry = snapshot.subRuns.get(done.actorId);
+        const entry = snapshot.subRuns?.get(done.actorId);
         if (!entry) return snapshot;
-        snapshot.subRuns.delete(done.actorId);
+        snapshot.subRuns!.delete(done.actorId);
         entry.settle(done.output);
         return snapshot;
       }
@@ -78,7 +78,7 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
   },
   getInitialSnapshot(_scope, input) {
     const job = input ?? jobBeingSpawned!;
-    return { status: 'active', output: undefined, error: undefined, context: { callId: job.ctx.callId, tool: job.tool.name }, job, subRuns: new Map() };
+    return { status: 'active', output: undefined, error: undefined, context: { callId: job.ctx.callId, tool: job.tool.name }, job, subRuns: undefined };
   },
   getPersistedSnapshot(snapshot) {
     return { status: snapshot.status, output: snapshot.output, error: undefined, context: snapshot.context } as Snapshot<unknown>;

@@ -29,6 +29,8 @@ export const runGuards = {
   replayCompleted: ({ context }: GuardArgs) => context.run.replayCompleted,
   resumeInTurn: ({ context }: GuardArgs) => context.run.resumeInTurn,
   turnLimitReached: ({ context }: GuardArgs) => turnStartViolation(context.run, Date.now()) !== undefined,
+  // START of a fresh run (not loading, no config error): no cancel came first and turn 1 may start.
+  startsFirstTurn: ({ context }: GuardArgs) => context.run.cancelError === undefined && turnStartViolation(context.run, Date.now()) === undefined,
   replyOverBudget: ({ context }: GuardArgs) => replyViolation(context.run, Date.now()) !== undefined,
   noToolCalls: ({ context }: GuardArgs) => context.run.batch.slots.length === 0,
   approvalDenied: ({ event }: GuardArgs) => !(event as unknown as { output: ApprovalOutcome }).output.approved,
@@ -47,11 +49,28 @@ export const runGuards = {
   spendOverBudget: ({ context }: GuardArgs) => spendViolation(context.run) !== undefined,
   checkpointing: ({ context }: GuardArgs) => context.run.options.checkpoint !== undefined,
   runFinished: ({ context }: GuardArgs) => finishesAfterTurn(context.run),
+  // The run completes after this turn with nothing to check or save first (no outputType,
+  // no output guardrails or onRunEnd hooks, input guardrails decided, no session).
+  completesNow: ({ context }: GuardArgs) => {
+    const run = context.run;
+    return run.options.session === undefined && run.agent.outputType === undefined && !hasEndChecks(run.agent) && !inputCheckPending(run) && finishesAfterTurn(run);
+  },
   replyRetried: ({ event }: GuardArgs) => {
     const verdict = (event as unknown as { output: ModelReply }).output.verdict;
     return verdict !== undefined && 'retry' in verdict;
   },
   replyStops: ({ context }: GuardArgs) => context.run.batch.stopped,
+  // A reply with calls and no afterModelResponse verdict, in a run with no budget of its own or
+  // above it: replyOverBudget, replyStops and noToolCalls are all false once it is recorded.
+  replyDispatches: ({ context, event }: GuardArgs) => {
+    const reply = (event as unknown as { output: ModelReply }).output;
+    return reply.verdict === undefined && reply.calls.length > 0 && context.run.budget === undefined && context.run.ancestors.length === 0;
+  },
+  // The same without calls: once recorded, `replied` would go on to afterTools (noToolCalls).
+  replyEndsTurn: ({ context, event }: GuardArgs) => {
+    const reply = (event as unknown as { output: ModelReply }).output;
+    return reply.verdict === undefined && reply.calls.length === 0 && context.run.budget === undefined && context.run.ancestors.length === 0;
+  },
   outputNeedsRepair: ({ context }: GuardArgs) => !context.run.repairUsed && outputProblem(context.run) !== undefined,
   outputInvalid: ({ context }: GuardArgs) => context.run.repairUsed && outputProblem(context.run) !== undefined,
   endChecksPending: ({ context }: GuardArgs) => finishesAfterTurn(context.run) && (hasEndChecks(context.run.agent) || inputCheckPending(context.run)),

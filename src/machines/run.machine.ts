@@ -59,6 +59,21 @@ function afterTurnEnd(...actions: Array<'endTurn'>) {
 }
 
 /**
+ * `afterTools` without a checkpoint store: `afterTurnEnd('endTurn')` with two shortcuts that
+ * save microsteps on the common paths, each doing exactly what the longer way does. A run
+ * that completes with nothing left to check or save goes straight to `completed` (what
+ * closing → finishing → completed do then); the next turn starts at `turn.model` with the
+ * turn-limit check on the transition (what re-entering `turn` through checkLimits does).
+ */
+const endTurnUnsaved = [
+  { guard: 'completesNow', target: '#run.completed', actions: 'endTurn' },
+  { guard: 'runFinished', target: 'closing', actions: 'endTurn' },
+  { guard: 'handoffPending', target: 'handoff', actions: 'endTurn' },
+  { guard: 'turnLimitReached', target: '#run.failed', actions: ['endTurn', 'failWithTurnLimit'] },
+  { target: '#run.turn.model', actions: ['endTurn', 'startTurn'] },
+] as const;
+
+/**
  * The run statechart. Every rule that decides where a run goes is a named guard (pure, in
  * run.guards.ts, calling src/rules) or a state; actions (src/actors/run-actions.ts) only
  * apply effects. Swap any of them in tests with `.provide()`.
@@ -134,6 +149,9 @@ export const runMachine = setup({
         START: [
           { guard: 'hasConfigError', target: 'starting' },
           { guard: 'needsLoading', target: 'restoring' },
+          // A fresh run that may start its first turn: run_started and turn 1 in one step
+          // (what starting → turn.checkLimits → turn.model do for it).
+          { guard: 'startsFirstTurn', target: '#run.turn.model', actions: ['startRun', 'startTurn'] },
           { target: 'starting' },
         ],
       },
@@ -177,6 +195,10 @@ export const runMachine = setup({
             'model.replied': [
               // afterModelResponse asked for a retry: the reply is void, a new turn asks again.
               { guard: 'replyRetried', target: '#run.turn', reenter: true, actions: 'discardReply' },
+              // Calls, no verdict and no budget anywhere to check: on to preflight in this step (what `replied` decides then).
+              { guard: 'replyDispatches', target: 'executing', actions: 'recordReply' },
+              // Text only, no verdict, no budget: straight to afterTools (likewise).
+              { guard: 'replyEndsTurn', target: 'afterTools', actions: 'recordReply' },
               { target: 'replied', actions: 'recordReply' },
             ],
             'model.failed': { target: '#run.failed', actions: 'failWithModelError' },
@@ -252,7 +274,7 @@ export const runMachine = setup({
             { guard: 'spendOverBudget', target: '#run.stopping', actions: 'stopOverSpend' },
             { guard: 'checkpointing', target: 'checkpoint' },
             // Without a store the turn ends right here (one step less per turn than going through turnEnd).
-            ...afterTurnEnd('endTurn'),
+            ...endTurnUnsaved,
           ],
         },
         checkpoint: {

@@ -57,18 +57,19 @@ export interface ApprovalWait {
  * owns its own timeout, abort and "resolved once"; the router never decides on its own.
  */
 export class ApprovalRouter {
-  private readonly waits = new Map<string, ApprovalWait>();
-  private readonly watchers = new Map<string, Array<(approved: boolean) => void>>();
+  // Created on first use: most runs never wait for an approval (W4 memory: one map fewer per run each).
+  private waits: Map<string, ApprovalWait> | undefined;
+  private watchers: Map<string, Array<(approved: boolean) => void>> | undefined;
   /** Nobody reads the stream: new waits cannot be answered by a consumer. */
   consumerGone = false;
   /** Approval events are passed to the handler at once (result() without an iterator). */
   passImmediately = false;
 
-  private readonly openedListeners = new Set<(approval: PendingApproval) => void>();
+  private openedListeners: Set<(approval: PendingApproval) => void> | undefined;
 
   register(wait: ApprovalWait): void {
-    this.waits.set(wait.view.approvalId, wait);
-    for (const listener of this.openedListeners) {
+    (this.waits ??= new Map()).set(wait.view.approvalId, wait);
+    if (this.openedListeners) for (const listener of this.openedListeners) {
       try {
         listener(wait.view);
       } catch {
@@ -79,25 +80,26 @@ export class ApprovalRouter {
 
   /** Calls `listener` with every wait that opens from now on, anywhere in the tree; returns an unsubscribe function. */
   onOpened(listener: (approval: PendingApproval) => void): () => void {
-    this.openedListeners.add(listener);
-    return () => void this.openedListeners.delete(listener);
+    const listeners = (this.openedListeners ??= new Set());
+    listeners.add(listener);
+    return () => void listeners.delete(listener);
   }
 
   /** Called by the wait when it resolves. */
   settle(approvalId: string, approved: boolean): void {
-    if (!this.waits.delete(approvalId)) return;
-    const watchers = this.watchers.get(approvalId);
-    this.watchers.delete(approvalId);
+    if (!this.waits?.delete(approvalId)) return;
+    const watchers = this.watchers?.get(approvalId);
+    this.watchers?.delete(approvalId);
     for (const watch of watchers ?? []) watch(approved);
   }
 
   /** Whether a wait is open under this approval id. */
   isWaiting(approvalId: string): boolean {
-    return this.waits.has(approvalId);
+    return this.waits?.has(approvalId) === true;
   }
 
   pending(): PendingApproval[] {
-    return [...this.waits.values()].map((w) => w.view);
+    return this.waits ? [...this.waits.values()].map((w) => w.view) : [];
   }
 
   /**
@@ -105,6 +107,7 @@ export class ApprovalRouter {
    * @throws UserError when a bare call id matches more than one waiting call.
    */
   find(target: ApprovalTarget): ApprovalWait | undefined {
+    if (!this.waits) return undefined;
     if (typeof target !== 'string') {
       for (const wait of this.waits.values()) if (wait.view.runId === target.runId && wait.view.callId === target.callId) return wait;
       return undefined;
@@ -129,7 +132,7 @@ export class ApprovalRouter {
 
   /** Decides every waiting call; returns how many. */
   release(approved: boolean): number {
-    const waits = [...this.waits.values()];
+    const waits = this.waits ? [...this.waits.values()] : [];
     for (const wait of waits) wait.decide(approved, 'consumer');
     return waits.length;
   }
@@ -145,20 +148,21 @@ export class ApprovalRouter {
     if (!wait) return Promise.resolve(undefined);
     const id = wait.view.approvalId;
     return new Promise((resolve) => {
-      const list = this.watchers.get(id) ?? [];
+      const watchers = (this.watchers ??= new Map());
+      const list = watchers.get(id) ?? [];
       list.push(resolve);
-      this.watchers.set(id, list);
+      watchers.set(id, list);
     });
   }
 
   /** The consumer pulled past the request event of `approvalId`. */
   passed(approvalId: string): void {
-    this.waits.get(approvalId)?.consumerPassed();
+    this.waits?.get(approvalId)?.consumerPassed();
   }
 
   /** Nobody will read events any more: "ask" can no longer be answered, so it denies. */
   consumerLeft(): void {
     this.consumerGone = true;
-    for (const wait of [...this.waits.values()]) wait.consumerLeft();
+    if (this.waits) for (const wait of [...this.waits.values()]) wait.consumerLeft();
   }
 }

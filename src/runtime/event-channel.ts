@@ -18,7 +18,8 @@ interface Reader {
  */
 export class EventChannel implements AsyncIterable<RunEvent> {
   private readonly events: RunEvent[] = [];
-  private readonly readers = new Set<Reader>();
+  /** Created with the first iterator (Runner.run never has one). */
+  private readers: Set<Reader> | undefined;
   private closed = false;
   /** Nobody reads: events are not kept, each counts as passed at once (Runner.run). */
   private draining = false;
@@ -43,6 +44,7 @@ export class EventChannel implements AsyncIterable<RunEvent> {
       return;
     }
     this.events.push(event);
+    if (!this.readers) return;
     for (const reader of this.readers) if (reader.waiting) this.deliver(reader);
     if (terminal) for (const reader of this.readers) if (reader.waiting) this.end(reader);
   }
@@ -53,7 +55,7 @@ export class EventChannel implements AsyncIterable<RunEvent> {
     this.draining = true;
     for (const event of this.events) this.onPassed(event);
     this.events.length = 0;
-    for (const reader of [...this.readers]) this.end(reader);
+    if (this.readers) for (const reader of [...this.readers]) this.end(reader);
     this.onDrained();
   }
 
@@ -61,7 +63,7 @@ export class EventChannel implements AsyncIterable<RunEvent> {
     this.everIterated = true;
     const reader: Reader = { next: 0, waiting: undefined, last: undefined, done: false };
     if (this.draining) reader.done = true;
-    else this.readers.add(reader);
+    else (this.readers ??= new Set()).add(reader);
     return {
       next: () => this.read(reader),
       return: async () => {
@@ -96,7 +98,7 @@ export class EventChannel implements AsyncIterable<RunEvent> {
 
   private end(reader: Reader): void {
     reader.done = true;
-    this.readers.delete(reader);
+    this.readers?.delete(reader);
     const resolve = reader.waiting;
     reader.waiting = undefined;
     resolve?.({ value: undefined, done: true });
@@ -107,7 +109,7 @@ export class EventChannel implements AsyncIterable<RunEvent> {
     if (reader.done) return;
     this.passLast(reader);
     this.end(reader);
-    if (this.readers.size === 0 && !this.closed) this.drain();
+    if (!this.readers?.size && !this.closed) this.drain();
   }
 
   private passLast(reader: Reader): void {

@@ -29,7 +29,12 @@ interface Wait {
  * exactly once (answered, or aborted with its call).
  */
 export class HumanRouter {
-  private readonly waits = new Map<string, Wait>();
+  // Created on first question: most runs never ask one.
+  private waitsMap: Map<string, Wait> | undefined;
+
+  private get waits(): Map<string, Wait> {
+    return (this.waitsMap ??= new Map());
+  }
 
   /** Opens a question; resolves with the checked answer, rejects with the signal's reason on abort. */
   ask(view: HumanRequest, signal: AbortSignal): Promise<HumanAnswer> {
@@ -52,7 +57,7 @@ export class HumanRouter {
   }
 
   pending(): HumanRequest[] {
-    return [...this.waits.values()].map((w) => w.view);
+    return this.waitsMap ? [...this.waitsMap.values()].map((w) => w.view) : [];
   }
 
   /**
@@ -61,7 +66,7 @@ export class HumanRouter {
    * an array for a multi-select, not a string) — nothing is answered then.
    */
   answer(requestId: string, answer: unknown): boolean {
-    const wait = this.waits.get(requestId);
+    const wait = this.waitsMap?.get(requestId);
     if (!wait) return false;
     wait.resolve(checkAnswer(wait.view, answer));
     return true;

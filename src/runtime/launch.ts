@@ -6,7 +6,7 @@ import type { Message, RunEvent, RunInputValue, Usage } from '../types.js';
 import type { ApprovalRouter } from './approvals.js';
 import type { HumanRouter } from './humans.js';
 import type { RunOptions } from './run-options.js';
-import type { RunOutcome, RunState } from './run-state.js';
+import type { Audience, RunOutcome, RunState } from './run-state.js';
 
 export interface RunResult {
   readonly runId: string;
@@ -35,6 +35,8 @@ export interface LaunchParams {
   readonly machine: RunMachine;
   /** Where the run tree's events go (the root stream). */
   readonly sink: (event: RunEvent) => void;
+  /** Whether the tree's progress events have an audience (see run-state.ts Audience). */
+  readonly audience: Audience;
 }
 
 export interface LaunchedRun {
@@ -55,7 +57,7 @@ export function launchRun(params: LaunchParams): LaunchedRun {
   const outcome = new Promise<RunOutcome>((resolve) => (settle = resolve));
   const actor = createActor(params.machine, {
     id: params.runId,
-    input: { runId: params.runId, agent: params.agent, input: params.input, options, parentPath: [], sink: params.sink, approvals: params.approvals, humans: params.humans },
+    input: { runId: params.runId, agent: params.agent, input: params.input, options, parentPath: [], sink: params.sink, approvals: params.approvals, humans: params.humans, audience: params.audience },
     ...(options.inspect ? { inspect: options.inspect } : {}),
   }) as unknown as AnyActorRef;
   const onAbort = (): void => cancel(abortReason(options.signal!));

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import type { Agent } from '../agent.js';
+import type { Tool } from '../tools/tool.js';
 import type { AnyActorRef } from 'xstate';
 import type { ApprovalInput } from '../actors/approval.js';
 import type { CallJob, CallOutcome } from '../actors/call-pipeline.js';
@@ -16,7 +18,7 @@ import type { ApprovalOutcome } from './approvals.js';
 import { eventBase } from './event-base.js';
 import { log, parksForApprovals } from './run-end.js';
 import { countToolCall } from './run-spend.js';
-import type { Batch, CallSlot, RunState } from './run-state.js';
+import { runPort, type Batch, type CallSlot, type RunState } from './run-state.js';
 
 /** Decisions worth keeping across a restart: a person's, the handler's, a timeout. (A cancel or a park withdraws the wait; it decides nothing.) */
 const LOGGED_DECIDERS = new Set<string>(['consumer', 'handler', 'timeout']);
@@ -135,13 +137,13 @@ export function approvalInput(state: RunState): ApprovalInput {
     ...(decision ? { recorded: { approved: decision.approved, ...(decision.reason !== undefined ? { reason: decision.reason } : {}) } } : {}),
     ...(same ? { requestedAt: stored.request.requestedAt } : {}),
     onOpened: (view) => {
-      state.openWaits.set(approvalId, { approvalId, callId: slot.call.id, tool: slot.call.name, arguments: slot.call.arguments, requestedAt: view.requestedAt });
+      (state.openWaits ??= new Map()).set(approvalId, { approvalId, callId: slot.call.id, tool: slot.call.name, arguments: slot.call.arguments, requestedAt: view.requestedAt });
       if (durable && !same) log(state, { kind: 'approval_request', turn, index: slot.index, callId: slot.call.id, approvalId, tool: slot.call.name, argsHash, requestedAt: view.requestedAt });
       if (state.self.getSnapshot().status === 'active') state.self.send({ type: 'approval.opened', approvalId });
     },
     onDecided: (outcome) => {
       // A wait withdrawn by parking ('cancel') is still what the suspended run waits for.
-      if (outcome.by !== 'cancel') state.openWaits.delete(approvalId);
+      if (outcome.by !== 'cancel') state.openWaits?.delete(approvalId);
       if (!durable || !LOGGED_DECIDERS.has(outcome.by)) return;
       log(state, { kind: 'approval_decision', approvalId, callId: slot.call.id, argsHash, approved: outcome.approved, ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}), by: outcome.by, decidedAt: Date.now() });
     },
@@ -243,26 +245,56 @@ function dispatch(state: RunState, slot: CallSlot): void {
   state.inFlight++;
   const tool = slot.tool!;
   const agent = state.agent;
-  const call = slot.call;
-  const turn = state.turn;
-  const runId = state.runId;
-  const path = state.path;
-  const agentName = agent.name;
-  const job: CallJob = {
-    tool,
-    raw: slot.raw!,
-    validated: slot.args,
-    ctx: contextFor(state, slot),
-    retries: tool.retries ?? agent.defaultToolRetries,
-    timeoutMs: tool.timeoutMs ?? agent.defaultToolTimeoutMs,
-    maxOutputChars: tool.maxOutputChars === undefined ? agent.maxToolOutputChars : tool.maxOutputChars,
-    agentRenderer: agent.toolResultRenderer,
-    onAttemptFailed: (error, attempt, willRetry) => state.sink({ type: 'tool_call_failed', runId, path, agent: agentName, turn, call, error, attempt, willRetry }),
-    // A plain property, not a spread: object spreads in this per-call literal cost more than the call.
-    reshape: hasHook(agent, 'afterToolCall') ? afterToolCallFor(state, slot) : undefined,
-  };
-  state.sink({ type: 'tool_call_started', runId, path, agent: agentName, turn, call });
+  const job = new DispatchedCall(state, slot, tool, agent, contextFor(state, slot));
+  if (!state.audience.quiet) state.sink({ type: 'tool_call_started', runId: job.runId, path: job.path, agent: job.agentName, turn: job.turn, call: job.call });
   state.outbox.push(job);
+}
+
+/**
+ * One dispatched call's job. A class, so reporting a failed attempt is one method for every
+ * call instead of a closure (and its scope) kept per call while it runs.
+ */
+class DispatchedCall implements CallJob {
+  readonly raw: Record<string, unknown>;
+  readonly validated: unknown;
+  readonly retries: number;
+  readonly timeoutMs: number | undefined;
+  readonly maxOutputChars: number | null;
+  readonly agentRenderer: CallJob['agentRenderer'];
+  readonly reshape: CallJob['reshape'];
+  readonly runId: string;
+  readonly path: readonly string[];
+  readonly agentName: string;
+  readonly turn: number;
+  readonly call: CallSlot['call'];
+  readonly #sink: RunState['sink'];
+
+  constructor(
+    state: RunState,
+    slot: CallSlot,
+    readonly tool: Tool,
+    agent: Agent,
+    readonly ctx: CallContext,
+  ) {
+    this.raw = slot.raw!;
+    this.validated = slot.args;
+    this.retries = tool.retries ?? agent.defaultToolRetries;
+    this.timeoutMs = tool.timeoutMs ?? agent.defaultToolTimeoutMs;
+    this.maxOutputChars = tool.maxOutputChars === undefined ? agent.maxToolOutputChars : tool.maxOutputChars;
+    this.agentRenderer = agent.toolResultRenderer;
+    this.reshape = hasHook(agent, 'afterToolCall') ? afterToolCallFor(state, slot) : undefined;
+    // What the events of this call name: the run, agent and turn as they are at dispatch.
+    this.runId = state.runId;
+    this.path = state.path;
+    this.agentName = agent.name;
+    this.turn = state.turn;
+    this.call = slot.call;
+    this.#sink = state.sink;
+  }
+
+  onAttemptFailed(error: Error, attempt: number, willRetry: boolean): void {
+    this.#sink({ type: 'tool_call_failed', runId: this.runId, path: this.path, agent: this.agentName, turn: this.turn, call: this.call, error, attempt, willRetry });
+  }
 }
 
 /** Hands the calls cleared since the last flush to the executor in one message. */
@@ -289,7 +321,7 @@ function afterToolCallFor(state: RunState, slot: CallSlot): (outcome: CallOutcom
 }
 
 function contextFor(state: RunState, slot: CallSlot): CallContext {
-  return new CallContext(state.port, slot.call.id, state.turn, slot.key);
+  return new CallContext(runPort(state), slot.call.id, state.turn, slot.key);
 }
 
 /** Records each outcome the executor handed over, in completion order; every call keeps only its first result. */
@@ -331,23 +363,26 @@ function settle(state: RunState, key: string, outcome: CallOutcome): void {
       ? { role: 'tool', callId: slot.call.id, name: slot.call.name, content: outcome.output, isError: outcome.isError }
       : { role: 'tool', callId: slot.call.id, name: slot.call.name, content: outcome.output, isError: outcome.isError, parts: outcome.parts };
   state.transcript.push(message);
-  const completed: ToolCallCompletedEvent = {
-    type: 'tool_call_completed',
-    runId: state.runId,
-    path: state.path,
-    agent: state.agent.name,
-    turn: state.turn,
-    call: slot.call,
-    result: outcome.result,
-    output: outcome.output,
-    isError: outcome.isError,
-    details: outcome.details,
-    terminate: outcome.terminate,
-  };
-  if (outcome.blockedBy !== undefined) (completed as { blockedBy?: string }).blockedBy = outcome.blockedBy;
-  if (outcome.parts !== undefined) (completed as { parts?: CallOutcome['parts'] }).parts = outcome.parts;
-  state.sink(completed);
-  log(state, outcome.terminate ? { kind: 'result', turn: state.turn, message, terminate: true } : { kind: 'result', turn: state.turn, message });
+  if (!state.audience.quiet) {
+    const completed: ToolCallCompletedEvent = {
+      type: 'tool_call_completed',
+      runId: state.runId,
+      path: state.path,
+      agent: state.agent.name,
+      turn: state.turn,
+      call: slot.call,
+      result: outcome.result,
+      output: outcome.output,
+      isError: outcome.isError,
+      details: outcome.details,
+      terminate: outcome.terminate,
+    };
+    if (outcome.blockedBy !== undefined) (completed as { blockedBy?: string }).blockedBy = outcome.blockedBy;
+    if (outcome.parts !== undefined) (completed as { parts?: CallOutcome['parts'] }).parts = outcome.parts;
+    state.sink(completed);
+  }
+  // Without a log the entry is not even built (the per-call path).
+  if (state.runLog) log(state, outcome.terminate ? { kind: 'result', turn: state.turn, message, terminate: true } : { kind: 'result', turn: state.turn, message });
   if (outcome.runSignal instanceof BudgetExceeded) state.stopError ??= outcome.runSignal;
 }
 

@@ -172,7 +172,7 @@ export function parksForApprovals(state: RunState): boolean {
 
 /** The approvals a parking run waits for: its open waits (already withdrawn from the router by leaving the wait state). */
 function parkedApprovals(state: RunState): SuspendedApproval[] {
-  return [...state.openWaits.values()];
+  return state.openWaits ? [...state.openWaits.values()] : [];
 }
 
 /** The suspending state's work: store the head as "suspended" (the requests are already logged) and wait for it. */

@@ -61,6 +61,7 @@ function subRunInput(state: RunState, agent: Agent, input: string, options: { ma
     },
     parentPath: state.path,
     sink: state.sink,
+    audience: state.audience,
     approvals: state.approvals,
     humans: state.humans,
     parent: { ref: state.self, ancestors: [self, ...state.ancestors.map((a) => ({ ...a, usage: { ...a.usage } }))] },

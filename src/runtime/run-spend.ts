@@ -42,7 +42,7 @@ export function spendOwn(state: RunState, spend: Spend): void {
 /** Preflight counts one tool call: the cheap form of `spendOwn` for the per-call path. */
 export function countToolCall(state: RunState): void {
   state.toolCallCount++;
-  if (state.ancestors.length === 0 && state.subRuns.size === 0) return;
+  if (state.ancestors.length === 0 && !state.subRuns?.size) return;
   spendOwnAbove(state, { usage: {}, toolCalls: 1 });
 }
 
@@ -75,7 +75,7 @@ function reportUp(state: RunState, spend: Spend): void {
 }
 
 function tellSubRuns(state: RunState, origin: string, spend: Spend, except: string | undefined): void {
-  if (state.subRuns.size === 0) return;
+  if (!state.subRuns?.size) return;
   for (const [runId, ref] of state.subRuns) {
     if (runId !== except && ref.getSnapshot().status === 'active') ref.send({ type: 'ancestor.spend', origin, spend } satisfies AncestorSpendEvent);
   }

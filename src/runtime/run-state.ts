@@ -1,6 +1,7 @@
 import type { AnyActorLogic, AnyActorRef } from 'xstate';
 import type { Agent } from '../agent.js';
 import type { CallJob } from '../actors/call-pipeline.js';
+import type { ModelTurnInput } from '../actors/model-turn.js';
 import { asError } from '../errors.js';
 import type { AncestorBudget } from '../rules/budget.js';
 import type { Mailbox } from '../tools/context.js';
@@ -41,7 +42,23 @@ export interface RunInput {
   readonly humans: HumanRouter;
   /** For sub-runs: the parent run's address and what every ancestor has left to spend. */
   readonly parent?: { readonly ref: AnyActorRef; readonly ancestors: readonly AncestorBudget[] };
+  /** Whether anyone can still see the tree's per-turn events (shared by the whole tree; default: someone can). */
+  readonly audience?: Audience;
 }
+
+/**
+ * Whether a run tree's events have an audience. `quiet` is set once nobody will read the
+ * stream and no tracer observes it (Runner.run, stopListening): the per-turn and per-call
+ * progress events (turn_started, turn_ended, message_completed, text/reasoning deltas,
+ * tool_call_started, tool_call_completed) are then not built at all. Every other event
+ * (run start and end, approvals, injected messages, handoffs, failures) is still sent.
+ */
+export interface Audience {
+  quiet: boolean;
+}
+
+/** Runs started without an audience object (a sub-run gets its root's): always heard. */
+const ALWAYS_HEARD: Audience = Object.freeze({ quiet: false }) as Audience;
 
 /** How a run ended; the run actor's output. */
 export type RunOutcome =
@@ -86,7 +103,7 @@ export interface CallSlot {
 export interface Batch {
   readonly reply: AssistantMessage | undefined;
   readonly slots: CallSlot[];
-  readonly byKey: Map<string, CallSlot>;
+  readonly byKey: ReadonlyMap<string, CallSlot>;
   /** Index of the next call preflight looks at. */
   cursor: number;
   /** Every call of this batch runs alone (agent or a tool's executionMode is sequential). */
@@ -97,9 +114,12 @@ export interface Batch {
   claimedHandoff: string | undefined;
 }
 
+/** The empty batch's index: read-only, so every empty batch shares it. */
+const NO_SLOTS: ReadonlyMap<string, CallSlot> = new Map();
+
 /** The batch of a turn before its reply (and of a run before its first turn). */
 export function emptyBatch(): Batch {
-  return { reply: undefined, slots: [], byKey: new Map(), cursor: 0, sequential: false, claimedHandoff: undefined, stopped: false };
+  return { reply: undefined, slots: [], byKey: NO_SLOTS, cursor: 0, sequential: false, claimedHandoff: undefined, stopped: false };
 }
 
 /**
@@ -114,6 +134,8 @@ export interface QueuedMessage {
 }
 
 export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' | 'parentPath' | 'sink' | 'approvals' | 'humans'> {
+  /** The tree's audience: progress events are built only while it is not quiet. */
+  readonly audience: Audience;
   /** The run actor itself: tools reach their run only by sending it messages. */
   readonly self: AnyActorRef;
   /** The logic this run runs on; sub-runs use the same (so a test's mutant chart reaches them). */
@@ -130,10 +152,10 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
   readonly usage: Usage;
   readonly mailbox: Mailbox;
   readonly runLog: RunLog | undefined;
-  /** Live sub-runs by run id, told about spend elsewhere in the tree. */
-  readonly subRuns: Map<string, AnyActorRef>;
-  /** What this run's call contexts may do with it. */
-  readonly port: RunPort;
+  /** Live sub-runs by run id, told about spend elsewhere in the tree (created with the first one). */
+  subRuns: Map<string, AnyActorRef> | undefined;
+  /** What this run's call contexts may do with it (built with the first call context: `runPort`). */
+  port: RunPort | undefined;
 
   agent: Agent;
   tools: Map<string, Tool>;
@@ -163,6 +185,8 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
   followUps: QueuedMessage[];
   /** System text added to every agent's instructions (the instructions option, system input messages). */
   extraSystem: string;
+  /** The model turn input of the active agent (no hooks, no checkpoint log), reused turn after turn. */
+  modelTurn: { readonly agent: Agent; readonly system: string; readonly input: ModelTurnInput } | undefined;
   /** The last model reply's finish reason and input tokens (for the result). */
   lastReply: { readonly finishReason: string | undefined; readonly inputTokens: number | undefined } | undefined;
   pendingHandoff: { readonly target: Agent; readonly inputFilter: HandoffInputFilter | undefined } | undefined;
@@ -194,10 +218,13 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
    * This run's open approval waits by approval id, kept until decided: parking leaves the
    * wait (which withdraws it from the router) before the suspending state lists them.
    */
-  openWaits: Map<string, SuspendedApproval>;
+  openWaits: Map<string, SuspendedApproval> | undefined;
 }
 
 const runStates = new WeakSet<object>();
+
+/** Every run that was not restored has none; shared (it is read-only), restoring replaces it. */
+const NO_STORED_APPROVALS: RunState['storedApprovals'] = new Map();
 
 /** Whether `value` is a run's state record (inspection summarises it instead of walking it). */
 export function isRunState(value: unknown): value is RunState {
@@ -214,6 +241,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     options,
     parentPath: input.parentPath,
     sink: input.sink,
+    audience: input.audience ?? ALWAYS_HEARD,
     approvals: input.approvals,
     humans: input.humans,
     self,
@@ -229,8 +257,8 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     usage: emptyUsage(),
     mailbox: { post: (text: string) => postToRun(self, text) },
     runLog: undefined,
-    subRuns: new Map(),
-    port: undefined as unknown as RunPort,
+    subRuns: undefined,
+    port: undefined,
     agent: input.agent,
     tools: new Map(),
     toolSchemas: [],
@@ -249,6 +277,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     steerQueue: [],
     followUps: [],
     extraSystem: '',
+    modelTurn: undefined,
     lastReply: undefined,
     pendingHandoff: undefined,
     configError: undefined,
@@ -261,13 +290,12 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     resumeInTurn: false,
     storedOutput: '',
     historyLength: 0,
-    storedApprovals: new Map(),
+    storedApprovals: NO_STORED_APPROVALS,
     suspendRequested: false,
     parked: undefined,
-    openWaits: new Map(),
+    openWaits: undefined,
   };
   runStates.add(state);
-  (state as { port: RunPort }).port = createRunPort(state);
   if (checkpoint) {
     (state as { runLog: RunLog }).runLog = new RunLog({
       store: checkpoint.store,
@@ -289,6 +317,11 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     state.configError = asError(error);
   }
   return state;
+}
+
+/** The run's port for call contexts, built on first use (a text-only run never needs one). */
+export function runPort(state: RunState): RunPort {
+  return (state.port ??= createRunPort(state));
 }
 
 /** Makes `agent` the active agent: its tools, schemas and system prompt. May throw (tool name clash). */

@@ -11,14 +11,14 @@ function callOf(state: RunState, subRunId: string): CallSlot | undefined {
 
 /** `child.started`: a sub-run announced itself; it is told about spend from now on, and its start is logged. */
 export function trackSubRun(state: RunState, runId: string, ref: AnyActorRef): void {
-  state.subRuns.set(runId, ref);
+  (state.subRuns ??= new Map()).set(runId, ref);
   const slot = callOf(state, runId);
   if (slot) log(state, { kind: 'subrun_start', turn: state.turn, index: slot.index, callId: slot.call.id, runId });
 }
 
 /** `child.ended`: the sub-run ended with `status` (its own log says how); its end is logged. */
 export function untrackSubRun(state: RunState, runId: string, status: RunStatus): void {
-  state.subRuns.delete(runId);
+  state.subRuns?.delete(runId);
   const slot = callOf(state, runId);
   if (slot) log(state, { kind: 'subrun_end', turn: state.turn, index: slot.index, callId: slot.call.id, runId, status });
 }

@@ -23,7 +23,7 @@ export function startRun(state: RunState): void {
   if (state.configError) return;
   for (const message of normaliseInput(state.input).messages) {
     state.transcript.push(message);
-    log(state, { kind: 'input', message });
+    if (state.runLog) log(state, { kind: 'input', message });
   }
 }
 
@@ -37,7 +37,7 @@ export function startTurn(state: RunState): void {
   const followUpsDue = onlyFollowUpsWait(state);
   state.turn++;
   state.batch = emptyBatch();
-  state.sink({ type: 'turn_started', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn });
+  if (!state.audience.quiet) state.sink({ type: 'turn_started', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn });
   if (state.turn === 1 && !state.resumed && state.agent.inputGuardrails.length > 0) startInputCheck(state);
   if (state.inbox.length > 0) for (const { text, source } of state.inbox.splice(0)) inject(state, text, source, undefined);
   const mode = state.options.steeringMode;
@@ -84,23 +84,37 @@ export function withdrawSteer(state: RunState, id: string): void {
   state.followUps = state.followUps.filter((m) => m.id !== id);
 }
 
+/**
+ * What the model caller needs for this turn's request. Its closures read the state when
+ * called, so for an agent without hooks in a run without a checkpoint log (no per-turn
+ * `logged` wait) the same object serves every turn, until the agent or its system prompt changes.
+ */
 export function modelInput(state: RunState): ModelTurnInput {
   const agent = state.agent;
+  const reused = state.modelTurn;
+  if (reused !== undefined && reused.agent === agent && reused.system === state.system) return reused.input;
   const format = agent.outputType ? responseFormat(agent) : undefined;
   // Models that take no response format are told the schema in the system prompt.
   const system = format && !agent.model.supportsResponseFormat ? `${state.system}${state.system ? '\n\n' : ''}Reply with only JSON that matches this JSON Schema:\n${JSON.stringify(format.schema)}` : state.system;
   const input: ModelTurnInput = {
     model: agent.model,
     request: () => ({ runId: state.runId, agent: agent.name, system, messages: state.transcript, tools: state.toolSchemas, settings: agent.settings, responseFormat: format }),
-    onTextDelta: (delta) => state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
-    onReasoningDelta: (delta) => state.sink({ type: 'reasoning_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta }),
+    onTextDelta: (delta) => {
+      if (!state.audience.quiet) state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta });
+    },
+    onReasoningDelta: (delta) => {
+      if (!state.audience.quiet) state.sink({ type: 'reasoning_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta });
+    },
     ...(state.runLog?.pending ? { logged: state.runLog.settle().catch(() => undefined) } : {}),
     onDiscard: ({ attempt, reason, text, reasoning, calls }) =>
       state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason, attempt, voided: { text, reasoning, toolCalls: calls } }),
   };
   const compact = contextCompactor(state);
   if (compact) input.compact = compact;
-  if (agent.hooks.length === 0) return input;
+  if (agent.hooks.length === 0) {
+    if (!state.runLog) state.modelTurn = { agent, system: state.system, input };
+    return input;
+  }
   const ctx = hookContext(state);
   return {
     ...input,
@@ -127,19 +141,23 @@ export function discardReply(state: RunState, reply: ModelReply): void {
 export function recordReply(state: RunState, reply: ModelReply): void {
   spendOwn(state, { usage: { ...reply.usage, requests: 1 + (reply.extraRequests ?? 0) }, toolCalls: 0 });
   state.lastReply = { finishReason: reply.finishReason, inputTokens: reply.usage.inputTokens };
-  const message: AssistantMessage = {
-    role: 'assistant',
-    content: reply.text,
-    ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
-    ...(reply.reasoningParts ? { reasoningParts: reply.reasoningParts } : {}),
-    toolCalls: reply.calls,
-    agent: state.agent.name,
-  };
+  // Without reasoning (the common case) a plain literal: spreads in a per-turn literal are a slow path on Node 20.
+  const message: AssistantMessage =
+    reply.reasoning || reply.reasoningParts
+      ? {
+          role: 'assistant',
+          content: reply.text,
+          ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
+          ...(reply.reasoningParts ? { reasoningParts: reply.reasoningParts } : {}),
+          toolCalls: reply.calls,
+          agent: state.agent.name,
+        }
+      : { role: 'assistant', content: reply.text, toolCalls: reply.calls, agent: state.agent.name };
   state.transcript.push(message);
   const verdict = reply.verdict;
   if (verdict && 'inject' in verdict) for (const text of verdict.inject) state.inbox.push({ text, source: 'hook' });
-  state.sink({ type: 'message_completed', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, message, usage: { ...state.usage } });
-  log(state, { kind: 'reply', turn: state.turn, message });
+  if (!state.audience.quiet) state.sink({ type: 'message_completed', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, message, usage: { ...state.usage } });
+  if (state.runLog) log(state, { kind: 'reply', turn: state.turn, message });
   state.batch = batchFor(state, message, verdict !== undefined && 'stop' in verdict);
 }
 
@@ -162,7 +180,7 @@ export function batchFor(state: RunState, reply: AssistantMessage, stopped = fal
 }
 
 export function endTurn(state: RunState): void {
-  state.sink({ type: 'turn_ended', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, usage: { ...state.usage } });
+  if (!state.audience.quiet) state.sink({ type: 'turn_ended', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, usage: { ...state.usage } });
 }
 
 /** A `mailbox.post` message: the model sees it at its next request. */

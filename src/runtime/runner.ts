@@ -10,6 +10,7 @@ import { EventChannel } from './event-channel.js';
 import { launchRun, type LaunchParams, type LaunchedRun, type RunResult } from './launch.js';
 import { getRunMachine } from './run-machine.js';
 import type { CheckpointOptions, RunOptions } from './run-options.js';
+import type { Audience } from './run-state.js';
 import { decideStored } from './decide.js';
 import { traceRun } from '../otel/trace-run.js';
 
@@ -52,17 +53,27 @@ export interface ApprovalControls {
  */
 export class RunHandle implements AsyncIterable<RunEvent> {
   readonly runId: string;
-  readonly approvals: ApprovalControls;
+  /** The tree's approval controls (built on first read; the same object every time). */
+  get approvals(): ApprovalControls {
+    return (this.approvalControls ??= approvalControls(this.router));
+  }
   /**
    * Questions tools ask a person through the run (askHuman without a channel), anywhere in
    * the tree: `pending()` lists them; `answer(requestId, answer)` answers one (false when
    * nothing waits under that id; UserError when the answer does not fit its options).
+   * Built on first read; the same object every time.
    */
-  readonly humans: { pending(): HumanRequest[]; answer(requestId: string, answer: HumanAnswer): boolean };
+  get humans(): { pending(): HumanRequest[]; answer(requestId: string, answer: HumanAnswer): boolean } {
+    const router = this.humanRouter;
+    return (this.humanControls ??= { pending: () => router.pending(), answer: (requestId, answer) => router.answer(requestId, answer) });
+  }
+  private approvalControls: ApprovalControls | undefined;
+  private humanControls: { pending(): HumanRequest[]; answer(requestId: string, answer: HumanAnswer): boolean } | undefined;
+  private readonly humanRouter: HumanRouter;
   /** The run's root actor (for inspection). */
   readonly actor: AnyActorRef;
   /** Steer and follow-up messages not yet injected (seen as user_message_injected), by id. */
-  private readonly unread = new Set<string>();
+  private unread: Set<string> | undefined;
   private steerCount = 0;
   private readonly channel: EventChannel;
   private readonly run: LaunchedRun;
@@ -75,22 +86,18 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     this.durable = options.checkpoint !== undefined;
     this.runId = options.runId ?? options.checkpoint?.runId ?? `run_${nanoid(12)}`;
     const rootId = this.runId;
+    // Once nobody reads the stream and no tracer watches it, the tree's progress events are not built (run-state.ts Audience).
+    const audience: Audience = { quiet: false };
     this.channel = new EventChannel(
       (event) => {
         if (event.type === 'approval_required') router.passed(event.approvalId);
       },
-      () => router.consumerLeft(),
+      () => {
+        if (!options.tracer) audience.quiet = true;
+        router.consumerLeft();
+      },
     );
-    this.approvals = {
-      pending: () => router.pending(),
-      approve: (target, edits) => router.decide(target, true, undefined, edits),
-      reject: (target, reason) => router.decide(target, false, reason),
-      release: (approved) => router.release(approved),
-      settled: (target) => router.settled(target),
-      onOpened: (listener) => router.onOpened(listener),
-    };
-    const humans = new HumanRouter();
-    this.humans = { pending: () => humans.pending(), answer: (requestId, answer) => humans.answer(requestId, answer) };
+    const humans = (this.humanRouter = new HumanRouter());
     const params: LaunchParams = {
       agent,
       input,
@@ -99,8 +106,9 @@ export class RunHandle implements AsyncIterable<RunEvent> {
       approvals: router,
       humans,
       machine,
+      audience,
       sink: (event) => {
-        if (event.type === 'user_message_injected' && event.id !== undefined && event.runId === rootId) this.unread.delete(event.id);
+        if (event.type === 'user_message_injected' && event.id !== undefined && event.runId === rootId) this.unread?.delete(event.id);
         this.channel.push(event, event.runId === rootId && (event.type === 'run_completed' || event.type === 'run_failed' || event.type === 'run_suspended'));
       },
     };
@@ -150,21 +158,21 @@ export class RunHandle implements AsyncIterable<RunEvent> {
 
   /** Withdraws a steer or follow-up message while it is unread. Returns false once it was read (or is unknown). */
   unsteer(id: string): boolean {
-    if (!this.unread.delete(id)) return false;
+    if (!this.unread?.delete(id)) return false;
     this.actor.send({ type: 'steer.remove', id });
     return true;
   }
 
   private queue(queue: 'steer' | 'follow_up', text: string, givenId?: string): string {
     if (typeof text !== 'string') throw new UserError(`${queue === 'steer' ? 'steer' : 'followUp'} takes a string, got ${typeof text}.`);
-    if (givenId !== undefined && (typeof givenId !== 'string' || givenId.length === 0 || this.unread.has(givenId))) {
+    if (givenId !== undefined && (typeof givenId !== 'string' || givenId.length === 0 || this.unread?.has(givenId) === true)) {
       throw new UserError(`A steer or follow-up id must be a non-empty string not already waiting, got ${JSON.stringify(givenId)}.`);
     }
     const snapshot = this.actor.getSnapshot();
     // Saving its session, a run has completed its last turn: a message now would be lost, so it is refused.
     if (snapshot.status !== 'active' || snapshot.matches('savingSession')) throw new UserError(`Run '${this.runId}' has ended; it takes no more messages.`);
     const id = givenId ?? `${queue === 'steer' ? 'steer' : 'followup'}_${++this.steerCount}`;
-    this.unread.add(id);
+    (this.unread ??= new Set()).add(id);
     this.actor.send({ type: 'steer.add', queue, id, text });
     return id;
   }
@@ -193,6 +201,18 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     this.router.passImmediately = true;
     for (const wait of this.router.pending()) this.router.passed(wait.approvalId);
   }
+}
+
+/** The approval controls of a run tree's router (closures, so they may be passed around unbound). */
+function approvalControls(router: ApprovalRouter): ApprovalControls {
+  return {
+    pending: () => router.pending(),
+    approve: (target, edits) => router.decide(target, true, undefined, edits),
+    reject: (target, reason) => router.decide(target, false, reason),
+    release: (approved) => router.release(approved),
+    settled: (target) => router.settled(target),
+    onOpened: (listener) => router.onOpened(listener),
+  };
 }
 
 export const Runner = {

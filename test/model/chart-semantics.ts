@@ -226,6 +226,8 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
   resumeInTurn: ({ context }) => context.resumeInTurn,
   // Turn start: the turn limit, then the token budget.
   turnLimitReached: ({ context }) => context.turn + 1 > maxTurns(context) || tokensOver(context),
+  // START of a fresh run: no cancel came first and the first turn may start.
+  startsFirstTurn: ({ context }) => !context.cancel && !(context.turn + 1 > maxTurns(context) || tokensOver(context)),
   replyOverBudget: ({ context }) => tokensOver(context),
   noToolCalls: ({ context }) => context.slots.length === 0,
   approvalDenied: ({ event }) => !(event.output as { approved: boolean }).approved,
@@ -245,8 +247,22 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
   checkpointing: ({ context }) => profile(context).checkpoint === true,
   // Terminate rule: no calls, or every result of the batch terminates; a waiting message gives another turn.
   runFinished: ({ context }) => finishes(context),
+  // Completes with nothing left to check or save: not typed, no end checks, no pending guardrail, no session.
+  completesNow: ({ context }) => finishes(context) && profile(context).typed !== true && !hasEndChecks(context) && !context.guardPending && profile(context).session !== true,
   replyRetried: ({ context, event }) => profile(context).hooks === true && (event.output as { reply: ReplyKind }).reply === 'retryMe',
   replyStops: ({ context }) => context.stopped,
+  // The reply has calls, the hooks give no verdict (stopMe is stopped), and the profile sets no budget.
+  replyDispatches: ({ context, event }) => {
+    const reply = (event.output as { reply: ReplyKind }).reply;
+    const p = profile(context);
+    return REPLIES[reply].length > 0 && !(p.hooks === true && reply === 'stopMe') && p.maxToolCalls === undefined && p.maxTotalTokens === undefined;
+  },
+  // A text reply (a hooked retry was taken before), no budget.
+  replyEndsTurn: ({ context, event }) => {
+    const reply = (event.output as { reply: ReplyKind }).reply;
+    const p = profile(context);
+    return REPLIES[reply].length === 0 && !(p.hooks === true && reply === 'retryMe') && p.maxToolCalls === undefined && p.maxTotalTokens === undefined;
+  },
   outputNeedsRepair: ({ context }) => outputBad(context) && !context.repairUsed,
   outputInvalid: ({ context }) => outputBad(context) && context.repairUsed,
   endChecksPending: ({ context }) => finishes(context) && (hasEndChecks(context) || context.guardPending),

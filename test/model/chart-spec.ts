@@ -151,6 +151,8 @@ export const PROFILES = {
   steered: { steered: true, replies: { 1: ['text'], 2: ['text'] } },
   hooked: { hooks: true, replies: { 1: ['retryMe', 'stopMe', 'text'], 2: ['text'], 3: ['text'] } },
   typed: { typed: true, replies: { 1: ['text', 'json'], 2: ['text', 'json'] } },
+  // The repair turn would be turn 2: it re-enters the turn and stops at its limit (turn.checkLimits).
+  typedOneTurn: { typed: true, maxTurns: 1, replies: { 1: ['text'] } },
   guarded: { guarded: true, replies: { 1: ['text'] } },
   inputGuarded: { inputGuarded: true, replies: { 1: ['single', 'text'], 2: ['text'] } },
 } as const satisfies Record<string, Profile>;

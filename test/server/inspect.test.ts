@@ -89,7 +89,8 @@ describe('inspection feed: replay', () => {
     expect(snapshots.find((s) => s.sessionId === executor.sessionId)!.context).toEqual({});
 
     const microsteps = ofKind(records, 'microstep') as MicrostepRecord[];
-    expect(microsteps.some((m) => m.transitions.some((t) => t.source === 'run.turn.replied' && t.targets[0] === 'run.turn.executing' && t.event === ''))).toBe(true);
+    // A reply with calls and no budget goes from the model request to preflight in one step (replyDispatches).
+    expect(microsteps.some((m) => m.transitions.some((t) => t.source === 'run.turn.model' && t.targets[0] === 'run.turn.executing' && t.event === 'model.replied'))).toBe(true);
     const dispatch = ofKind(records, 'event').find((e) => e.event.type === 'dispatch')!;
     expect(dispatch.event).toEqual({ type: 'dispatch', calls: [{ callId: 'c1', tool: 'add' }, { callId: 'c2', tool: 'add' }] });
 
@@ -218,6 +219,8 @@ describe('inspection: definitions and sanitising', () => {
     expect([model.invoke, model.entry]).toEqual([[], ['requestModel']]);
     expect(model.transitions.map((t) => [t.kind, t.event, t.guard ?? null, t.targets[0], t.actions])).toEqual([
       ['on', 'model.replied', 'replyRetried', 'run.turn', ['discardReply']],
+      ['on', 'model.replied', 'replyDispatches', 'run.turn.executing', ['recordReply']],
+      ['on', 'model.replied', 'replyEndsTurn', 'run.turn.afterTools', ['recordReply']],
       ['on', 'model.replied', null, 'run.turn.replied', ['recordReply']],
       ['on', 'model.failed', null, 'run.failed', ['failWithModelError']],
     ]);
