@@ -3,7 +3,8 @@
  * external` child processes on one PostgreSQL schema, 300 runs started through server A,
  * approvals decided through server B, and one worker SIGKILLed while it holds runs whose
  * calls are in flight. The store, the executions table and A's streams are then checked
- * exactly: nothing lost, nothing finished run twice, every decision in its own run.
+ * exactly: nothing lost, nothing finished run twice, every decision in its own run. And a run
+ * started through server process A, watched and cancelled through server process B.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { CheckpointEntry } from '../../src/store/checkpoint-store.js';
@@ -229,4 +230,31 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`scale-out with worker and server p
     180_000,
   );
 
+
+  it('a run started through server process A is watched and cancelled through server process B; both streams end with the cancel and the worker stops its call', async () => {
+    const schema = await freshSchema();
+    await adminQuery(`CREATE TABLE "${schema}".test_executions (seq bigint GENERATED ALWAYS AS IDENTITY, run_id text NOT NULL, call_id text NOT NULL, pid integer NOT NULL)`);
+    const store = new PostgresCheckpointStore(POSTGRES_URL!, { schema });
+    stores.push(store);
+    const [, [a, b]] = (await Promise.all([
+      startWorkerProcess(POSTGRES_URL!, schema, { concurrency: 2, leaseTtlMs: LEASE_TTL_MS, pollMs: 100, env: {} }),
+      Promise.all([startServeProcess(POSTGRES_URL!, schema, 'token-server-a'), startServeProcess(POSTGRES_URL!, schema, 'token-server-b')]),
+    ])) as [WorkerProcess, ServeAddress[]];
+    const started = await openSse(a!, 'POST', '/api/chat', { body: { agent: 'hanger', input: 'wait' } });
+    streams.push(started);
+    const runId = started.res.headers['x-run-id'] as string;
+    await started.until((frames) => frames.some((f) => f.event === 'tool_call_started'), 30_000);
+    const watched = await openSse(b!, 'GET', `/api/runs/${runId}/stream`);
+    streams.push(watched);
+    await watched.until((frames) => frames.some((f) => f.event === 'tool_call_started'), 30_000);
+    const cancel = await call(b!, 'POST', '/api/chat/cancel', { body: { runId } });
+    expect([cancel.status, cancel.json]).toEqual([202, { runId, status: 'cancelling' }]);
+    await Promise.all([started.all(30_000), watched.all(30_000)]);
+    const kinds = (client: SseClient) => client.events().filter((e) => e.type !== 'checkpoint_saved').map((e) => e.type);
+    expect(kinds(started)).toEqual(['run_started', 'turn_started', 'message_completed', 'tool_call_started', 'tool_call_completed', 'run_failed']);
+    expect(kinds(watched)).toEqual(kinds(started));
+    expect(watched.frames.map((f) => f.id)).toEqual(started.frames.map((f) => f.id));
+    expect(started.events().at(-1)).toMatchObject({ type: 'run_failed', runId, error: { code: 'RUN_CANCELLED' } });
+    expect((await store.load(runId))!.head.status).toBe('interrupted');
+  }, 60_000);
 });
