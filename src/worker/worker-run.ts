@@ -95,6 +95,8 @@ export async function runClaimed(claimed: ClaimedRun, agent: Agent, context: Wor
   });
   try {
     await run.done;
+    // The stream can end before the run's last head is stored; the result waits for the log to close.
+    await run.handle.result().catch(() => undefined);
   } finally {
     unsubscribe();
     live.delete(runId);
