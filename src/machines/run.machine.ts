@@ -94,7 +94,7 @@ export const runMachine = setup({
     // Sent after the step that entered `turn.model` (XState defers sendTo), so the request sees every entry action of the turn.
     requestModel: sendTo('model', ({ context }) => {
       const run = (context as RunMachineContext).run;
-      return new ModelRequestEvent(modelInput(run), run.abortController.signal);
+      return new ModelRequestEvent(modelInput(run), run.abortController);
     }),
   },
   actors: {

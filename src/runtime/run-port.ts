@@ -15,7 +15,7 @@ export function createRunPort(state: RunState): RunPort {
     transcript: state.transcript,
     budget: state.budget,
     mailbox: state.mailbox,
-    signal: state.abortController.signal,
+    abort: state.abortController,
     logic: state.logic,
     usage: () => ({ ...state.usage }),
     agentView: () => state.agentView,

@@ -1,3 +1,4 @@
+import { DirectModelRequest } from '../actors/model-request.js';
 import type { ModelReply, ModelTurnInput } from '../actors/model-turn.js';
 import { asError } from '../errors.js';
 import { isSequentialBatch } from '../rules/batch.js';
@@ -99,6 +100,7 @@ export function modelInput(state: RunState): ModelTurnInput {
   const input: ModelTurnInput = {
     model: agent.model,
     request: () => ({ runId: state.runId, agent: agent.name, system, messages: state.transcript, tools: state.toolSchemas, settings: agent.settings, responseFormat: format }),
+    directRequest: (abort) => new DirectModelRequest(state.runId, agent.name, system, state.transcript, state.toolSchemas, agent.settings, format, abort),
     onTextDelta: (delta) => {
       if (!state.audience.quiet) state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta });
     },
