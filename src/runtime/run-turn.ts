@@ -8,7 +8,7 @@ import { takeCount } from '../rules/batch.js';
 import { log, onlyFollowUpsWait } from './run-end.js';
 import { checkGuardrails, hasHook, hookContext, judgeReply, shapeRequest } from './run-hooks.js';
 import { z } from 'zod';
-import { spendOwn } from './run-spend.js';
+import { spendOnReply, spendOwn } from './run-spend.js';
 import { emptyBatch, useAgent, type Batch, type CallSlot, type HandoffInputFilter, type QueuedMessage, type RunState } from './run-state.js';
 import type { Agent } from '../agent.js';
 import { contextCompactor } from './run-context-view.js';
@@ -135,13 +135,13 @@ function responseFormat(agent: RunState['agent']): { type: 'json'; schema: Recor
 
 /** afterModelResponse asked for a retry: the reply is void (its usage still counts); a new turn asks again. */
 export function discardReply(state: RunState, reply: ModelReply): void {
-  spendOwn(state, { usage: { ...reply.usage, requests: 1 + (reply.extraRequests ?? 0) }, toolCalls: 0 });
+  spendOnReply(state, reply.usage, 1 + (reply.extraRequests ?? 0));
   const voided = { text: reply.text, reasoning: reply.reasoning, toolCalls: reply.calls };
   state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason: 'afterModelResponse asked for a retry', voided });
 }
 
 export function recordReply(state: RunState, reply: ModelReply): void {
-  spendOwn(state, { usage: { ...reply.usage, requests: 1 + (reply.extraRequests ?? 0) }, toolCalls: 0 });
+  spendOnReply(state, reply.usage, 1 + (reply.extraRequests ?? 0));
   state.lastReply = { finishReason: reply.finishReason, inputTokens: reply.usage.inputTokens };
   // Without reasoning (the common case) a plain literal: spreads in a per-turn literal are a slow path on Node 20.
   const message: AssistantMessage =
