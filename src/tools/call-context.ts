@@ -7,8 +7,8 @@ export const RUN_PORT: unique symbol = Symbol('troupe.runPort');
 
 /**
  * What a call may do with the run it belongs to: read views of it and send it messages.
- * Built by the run from closures over its own state; a port is never handed to another run
- * (a sub-run gets data and its parent's address in its input, not this).
+ * Built by the run over its own state (members are called as methods, never unbound); a port
+ * is never handed to another run (a sub-run gets data and its parent's address in its input, not this).
  */
 export interface RunPort {
   readonly runId: string;
