@@ -25,6 +25,10 @@
  *   chosen transition's actions it built and never read is gone.
  * - StateNode#invoke / #initial: the memo is read before its factory closure is built.
  * - microstep: one transition's actions are its own array (read only), not a flatMap copy.
+ * - Actor scope: `defer` and `stopChild` are one function each, shared by every actor and
+ *   called as methods of the scope (every caller in XState and troupe writes `scope.defer(…)`,
+ *   `scope.stopChild(…)`), instead of two closures per actor. `emit` and `actionExecutor`
+ *   stay closures: XState destructures the one and swaps the other during a microstep.
  * - Actor: starts with shared empty observer and event-listener collections, replaced by the
  *   actor's own on its first subscribe / on (the only writes); every other use reads, deletes
  *   or clears, which an empty collection answers the same. Most child actors (every tool
@@ -242,6 +246,45 @@ class Actor {
     patched: `    ${MARK} made on first use (see noObservers).
     this.observers = noObservers;
     this.eventListeners = noEventListeners;
+`,
+  },
+  {
+    name: 'Actor scope (shared defer and stopChild)',
+    files: STEP_FILES,
+    original: `      defer: fn => {
+        this._deferred.push(fn);
+      },
+      system: this.system,
+      stopChild: child => {
+        if (child._parent !== this) {
+          throw new Error(\`Cannot stop child actor \${child.id} of \${this.id} because it is not a child\`);
+        }
+        child._stop();
+      },
+`,
+    patched: `      ${MARK} one function each for every actor (called as scope methods, \`this\` is the scope).
+      defer: deferOnScope,
+      system: this.system,
+      stopChild: stopChildOnScope,
+`,
+  },
+  {
+    name: 'Actor scope functions',
+    files: STEP_FILES,
+    original: `const defaultOptions = {
+`,
+    patched: `${MARK} an actor scope's defer and stopChild, shared by every actor instead of two closures each.
+function deferOnScope(fn) {
+  this.self._deferred.push(fn);
+}
+function stopChildOnScope(child) {
+  const actor = this.self;
+  if (child._parent !== actor) {
+    throw new Error(\`Cannot stop child actor \${child.id} of \${actor.id} because it is not a child\`);
+  }
+  child._stop();
+}
+const defaultOptions = {
 `,
   },
   {

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createActor, createMachine, emit, fromCallback, setup } from 'xstate';
+import { createActor, createMachine, emit, fromCallback, setup, spawnChild, stopChild } from 'xstate';
 import { STATE_NODE_FILES, STEP_FILES, STEP_PATCHES, XSTATE_VERSION, patchXstateSteps } from '../scripts/patch-xstate-steps.mjs';
 
 const xstateDir = dirname(createRequire(import.meta.url).resolve('xstate/package.json'));
@@ -29,6 +29,8 @@ describe('the xstate step patches (scripts/patch-xstate-steps.mjs, run by script
       'enterStates (completed parallel states, use)',
       'Actor (empty listener sentinels)',
       'Actor (lazy observers and listeners)',
+      'Actor scope (shared defer and stopChild)',
+      'Actor scope functions',
       'Actor#subscribe',
       'Actor#on',
       'StateNode candidates memo',
@@ -214,6 +216,28 @@ describe('the xstate step patches (scripts/patch-xstate-steps.mjs, run by script
     one.subscribe({ complete: () => late.push('complete') });
     one.stop();
     expect([seen, late]).toEqual([['one shout', 'one b', 'two shout'], ['complete']]);
+  });
+
+  it("defer and stop children through each actor's own scope: the invoke stops on exit, then the spawned child by the transition, a stranger's child is refused", () => {
+    const log: string[] = [];
+    const child = (name: string) => fromCallback(() => () => void log.push(`${name} stopped`));
+    const machine = setup({ actors: { worker: child('invoked'), spawned: child('spawned') } }).createMachine({
+      initial: 'a',
+      states: {
+        a: { invoke: { id: 'w', src: 'worker' }, entry: spawnChild('spawned', { id: 's' }), on: { GO: { target: 'b', actions: stopChild('s') } } },
+        b: {},
+      },
+    });
+    const one = createActor(machine).start();
+    const two = createActor(machine).start();
+    const before = Object.keys(one.getSnapshot().children).sort();
+    one.send({ type: 'GO' });
+    const scope = (two as unknown as { _actorScope: { stopChild(child: unknown): void } })._actorScope;
+    const stranger = two.getSnapshot().children.w;
+    const foreign = Object.values(one.getSnapshot().children);
+    expect(() => (one as unknown as { _actorScope: { stopChild(child: unknown): void } })._actorScope.stopChild(stranger)).toThrow(`Cannot stop child actor w of ${one.id} because it is not a child`);
+    scope.stopChild(stranger);
+    expect([before, log, foreign, Object.keys(two.getSnapshot().children).sort()]).toEqual([['s', 'w'], ['invoked stopped', 'spawned stopped', 'invoked stopped'], [], ['s', 'w']]);
   });
 
   describe('patchXstateSteps on a copy', () => {

@@ -4,7 +4,7 @@ export interface CheckpointInput {
   flush(): Promise<void>;
 }
 
-/** Writes the pending run-log entries; the run waits in its checkpoint state until this settles. */
+/** Parking: stores the suspended head; the run waits in `suspending` until this settles. (Turn checkpoints need no actor: saveCheckpoint.) */
 export const checkpointActor = fromPromise<void, CheckpointInput>(({ input }) => input.flush());
 
 /** Loads a stored run before its first step (resume); settles once the run core is rebuilt. */

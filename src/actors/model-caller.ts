@@ -1,5 +1,5 @@
 import type { ActorLogic, AnyActorRef, EventObject, Snapshot } from 'xstate';
-import { streamModelTurn, type ModelReply, type ModelTurnInput } from './model-turn.js';
+import { streamModelTurn, type ModelReply, type ModelTurnInput, type RunSignal } from './model-turn.js';
 
 /**
  * The run asks its model caller for one model turn (sent on entering `turn.model`). The turn's
@@ -11,18 +11,18 @@ export class ModelRequestEvent {
   /** The model's name (what the tracer and inspectors read of the request). */
   readonly model: string;
   readonly #input: ModelTurnInput;
-  readonly #signal: AbortSignal;
+  readonly #abort: RunSignal;
 
-  /** `signal` is the run's own: every way out of `turn.model` other than the answer ends the run, which aborts it. */
-  constructor(input: ModelTurnInput, signal: AbortSignal) {
+  /** `abort` holds the run's own signal: every way out of `turn.model` other than the answer ends the run, which aborts it. */
+  constructor(input: ModelTurnInput, abort: RunSignal) {
     this.model = input.model.name;
     this.#input = input;
-    this.#signal = signal;
+    this.#abort = abort;
   }
 
   /** Streams the turn; rejects with ModelError or HookError. */
   stream(): Promise<ModelReply> {
-    return streamModelTurn(this.#input, this.#signal);
+    return streamModelTurn(this.#input, this.#abort);
   }
 }
 

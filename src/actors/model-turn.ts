@@ -11,6 +11,11 @@ export interface ModelTurnInput {
   readonly model: Model;
   /** Built when the turn actually starts streaming, so it sees every entry action of the turn. */
   request(): Omit<ModelRequest, 'signal'>;
+  /**
+   * The same request with the run's signal, as the model gets it when no hook or contextPolicy
+   * reshapes it: built in one step (no copy), its signal created when read (DirectModelRequest).
+   */
+  directRequest(abort: RunSignal): ModelRequest;
   onTextDelta(delta: string): void;
   onReasoningDelta(delta: string): void;
   /** The model voided its attempt so far (a `discard` part): what it had streamed, which the reply no longer holds. */
@@ -63,24 +68,24 @@ export interface ModelReply {
 
 /**
  * One model turn: the contextPolicy view, the beforeModelCall view, the stream (deltas
- * forwarded as they arrive), then the afterModelResponse verdict. `signal` is the run's: it
- * aborts when the run ends. A context overflow before anything streamed is compacted harder
- * and asked once more. Rejects with ModelError (ContextOverflowError for an overflow that
- * compaction could not fix) or HookError.
+ * forwarded as they arrive), then the afterModelResponse verdict. `abort` holds the run's
+ * signal (created when first read, RunAbort): it aborts when the run ends. A context
+ * overflow before anything streamed is compacted harder and asked once more. Rejects with
+ * ModelError (ContextOverflowError for an overflow that compaction could not fix) or HookError.
  */
-export async function streamModelTurn(input: ModelTurnInput, signal: AbortSignal): Promise<ModelReply> {
+export async function streamModelTurn(input: ModelTurnInput, abort: RunSignal): Promise<ModelReply> {
   // Injected messages are stored before the model sees them; a failed write fails the run (log.failed) and aborts this.
   if (input.logged) await input.logged;
-  if (signal.aborted) throw new ModelError('model request not sent: the run stopped');
-  const send = async (request: Omit<ModelRequest, 'signal'>): Promise<ModelReply> => streamReply(input, signal, input.shape ? await input.shape(request) : request);
-  if (!input.compact) return judged(input, await send(input.request()));
-  const spent = [await input.compact(input.request(), 'threshold', signal)];
+  if (abort.aborted) throw new ModelError('model request not sent: the run stopped');
+  const send = async (request: Omit<ModelRequest, 'signal'>): Promise<ModelReply> => streamReply(input, withSignal(input.shape ? await input.shape(request) : request, abort));
+  if (!input.compact) return judged(input, await (input.shape ? send(input.request()) : streamReply(input, input.directRequest(abort))));
+  const spent = [await input.compact(input.request(), 'threshold', abort.signal)];
   let reply: ModelReply;
   try {
     reply = await send(spent[0]!.request);
   } catch (error) {
     if (!(error instanceof ContextOverflowError)) throw error;
-    const harder = await input.compact(input.request(), 'overflow', signal);
+    const harder = await input.compact(input.request(), 'overflow', abort.signal);
     spent.push(harder);
     if (!harder.shrunk) throw new ContextOverflowError(`${error.message} contextPolicy found nothing more to compact.`, { cause: error.cause });
     try {
@@ -112,7 +117,18 @@ async function judged(input: ModelTurnInput, reply: ModelReply): Promise<ModelRe
   return verdict ? { ...reply, verdict } : reply;
 }
 
-async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: Omit<ModelRequest, 'signal'>): Promise<ModelReply> {
+/** The run's abort signal as a turn sees it: `aborted` reads without creating the signal. */
+export interface RunSignal {
+  readonly aborted: boolean;
+  readonly signal: AbortSignal;
+}
+
+/** A request a hook or contextPolicy reshaped: the signal is created (such runs are rare; the copy is theirs). */
+function withSignal(request: Omit<ModelRequest, 'signal'>, abort: RunSignal): ModelRequest {
+  return { ...request, signal: abort.signal };
+}
+
+async function streamReply(input: ModelTurnInput, request: ModelRequest): Promise<ModelReply> {
   let text = '';
   let reasoning = '';
   let calls: ToolCallRequest[] = [];
@@ -120,7 +136,7 @@ async function streamReply(input: ModelTurnInput, signal: AbortSignal, request: 
   let usage: Partial<Usage> = {};
   let finishReason: string | undefined;
   try {
-    for await (const part of input.model.stream({ ...request, signal })) {
+    for await (const part of input.model.stream(request)) {
       switch (part.type) {
         case 'text_delta':
           text += part.delta;

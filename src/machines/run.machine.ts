@@ -6,7 +6,7 @@ import { ModelRequestEvent, modelCallerLogic, type ModelAnswerEvent } from '../a
 import { runActions } from '../actors/run-actions.js';
 import { toolExecutorLogic, type ToolsSettledEvent } from '../actors/tool-executor.js';
 import { admitCalls, approvalInput, type PreflightVerdictEvent } from '../runtime/run-calls.js';
-import { checkpointInput, parkInput, runEndInput } from '../runtime/run-end.js';
+import { parkInput, runEndInput, saveCheckpoint, type CheckpointEvent } from '../runtime/run-end.js';
 import { restoreInput, sessionInput } from '../runtime/run-restore.js';
 import type { AncestorSpendEvent, ChildSpendEvent, SubRunLifecycleEvent } from '../runtime/run-spend.js';
 import { createRunState, type HandoffInputFilter, type RunInput, type RunOutcome } from '../runtime/run-state.js';
@@ -42,6 +42,7 @@ export type RunMachineEvent =
   | { type: 'approval.opened'; approvalId: string }
   | ToolsSettledEvent
   | ModelAnswerEvent
+  | CheckpointEvent
   | PreflightVerdictEvent;
 
 /**
@@ -91,10 +92,11 @@ export const runMachine = setup({
     // Preflight's verdict is an event: the chart, not a flag, decides where the run goes.
     // (`raise` evaluates its event once, when the entry runs; cheaper than enqueueActions.)
     admitCalls: raise(({ context }) => ({ type: admitCalls((context as RunMachineContext).run) })),
+    saveCheckpoint: ({ context }) => saveCheckpoint((context as RunMachineContext).run),
     // Sent after the step that entered `turn.model` (XState defers sendTo), so the request sees every entry action of the turn.
     requestModel: sendTo('model', ({ context }) => {
       const run = (context as RunMachineContext).run;
-      return new ModelRequestEvent(modelInput(run), run.abortController.signal);
+      return new ModelRequestEvent(modelInput(run), run.abortController);
     }),
   },
   actors: {
@@ -277,13 +279,12 @@ export const runMachine = setup({
             ...endTurnUnsaved,
           ],
         },
+        // Waits for the turn's writes (saveCheckpoint answers with a message: no actor per turn).
         checkpoint: {
-          invoke: {
-            id: 'checkpoint',
-            src: 'checkpoint',
-            input: ({ context }) => checkpointInput(context.run),
-            onDone: { target: 'turnEnd' },
-            onError: { target: '#run.failed', actions: 'failWithCheckpointError' },
+          entry: 'saveCheckpoint',
+          on: {
+            'checkpoint.saved': { target: 'turnEnd' },
+            'checkpoint.failed': { target: '#run.failed', actions: 'failWithCheckpointError' },
           },
         },
         // A checkpointed turn ends once its log is written.
@@ -325,12 +326,10 @@ export const runMachine = setup({
         draining: { always: { guard: 'nothingInFlight', target: 'saving' } },
         saving: { always: [{ guard: 'checkpointing', target: 'checkpoint' }, { target: '#run.failed' }] },
         checkpoint: {
-          invoke: {
-            id: 'checkpoint',
-            src: 'checkpoint',
-            input: ({ context }) => checkpointInput(context.run),
-            onDone: { target: '#run.failed' },
-            onError: { target: '#run.failed', actions: 'failWithCheckpointError' },
+          entry: 'saveCheckpoint',
+          on: {
+            'checkpoint.saved': { target: '#run.failed' },
+            'checkpoint.failed': { target: '#run.failed', actions: 'failWithCheckpointError' },
           },
         },
       },

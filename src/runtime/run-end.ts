@@ -97,16 +97,29 @@ export function queueEndMessages(state: RunState, messages: readonly string[]): 
   for (const text of messages) state.inbox.push({ text, source: 'hook' });
 }
 
-/** The checkpoint state: at a turn end (appending turn_end) or when a stopped run has drained; waits for every write. */
-export function checkpointInput(state: RunState): CheckpointInput {
-  return {
-    flush: () => {
-      // A stopped run has drained: its results are logged; the head takes their usage before the run fails.
-      if (!state.stopError) state.runLog?.append([{ kind: 'turn_end', turn: state.turn }], head(state, finishesAfterTurn(state) ? 'completed' : 'running'));
-      else state.runLog?.append([], head(state, 'running'));
-      return state.runLog?.settle() ?? Promise.resolve();
-    },
+/** The answer to a checkpoint state's writes (saveCheckpoint), sent to the run itself. */
+export type CheckpointEvent = { readonly type: 'checkpoint.saved' } | { readonly type: 'checkpoint.failed'; readonly error: unknown };
+
+/**
+ * Entering a checkpoint state, at a turn end (appending turn_end) or when a stopped run has
+ * drained: the writes are queued and the run is told `checkpoint.saved` or `checkpoint.failed`
+ * once everything appended so far has landed; the state waits for that message. A message,
+ * not an actor invoked per checkpoint: every way out of a checkpoint state other than its
+ * answer ends the run, so an answer never reaches a later checkpoint, and an ended run no
+ * longer listens.
+ */
+export function saveCheckpoint(state: RunState): void {
+  // A stopped run has drained: its results are logged; the head takes their usage before the run fails.
+  if (!state.stopError) state.runLog?.append([{ kind: 'turn_end', turn: state.turn }], head(state, finishesAfterTurn(state) ? 'completed' : 'running'));
+  else state.runLog?.append([], head(state, 'running'));
+  const self = state.self;
+  const tell = (event: CheckpointEvent): void => {
+    if (self.getSnapshot().status === 'active') self.send(event);
   };
+  (state.runLog?.settle() ?? Promise.resolve()).then(
+    () => tell({ type: 'checkpoint.saved' }),
+    (error: unknown) => tell({ type: 'checkpoint.failed', error }),
+  );
 }
 
 export function fail(state: RunState, error: Error): void {

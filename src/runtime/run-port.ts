@@ -1,47 +1,78 @@
 import type { Agent } from '../agent.js';
 import type { AncestorBudget } from '../rules/budget.js';
 import type { RunPort } from '../tools/call-context.js';
-import type { Budget } from '../types.js';
+import type { Budget, Usage } from '../types.js';
 import type { RunInput, RunState } from './run-state.js';
 
 /**
- * The port a run gives its calls' contexts: closures over its own state that read views or
- * send the run actor messages. Built once per run; never handed to another run.
+ * The port a run gives its calls' contexts: methods over its own state that read views or
+ * send the run actor messages. Built once per run (with its first call context); never
+ * handed to another run. A class rather than a literal of closures: one object per run
+ * instead of eight closures and their context (call contexts call its members as methods).
  */
 export function createRunPort(state: RunState): RunPort {
-  return {
-    runId: state.runId,
-    deps: state.deps,
-    transcript: state.transcript,
-    budget: state.budget,
-    mailbox: state.mailbox,
-    signal: state.abortController.signal,
-    logic: state.logic,
-    usage: () => ({ ...state.usage }),
-    agentView: () => state.agentView,
-    progress: (key, progress) => {
-      const slot = state.batch.byKey.get(key);
-      if (!slot || slot.state !== 'dispatched') return;
-      state.sink({ type: 'tool_call_progress', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, call: slot.call, progress });
-    },
-    send: (event) => {
-      if (state.self.getSnapshot().status === 'active') state.self.send(event);
-    },
-    subRunInput: (agent, input, options, key) => subRunInput(state, agent as Agent, input, options, key),
-    askHuman: async (key, question, signal) => {
-      const slot = state.batch.byKey.get(key);
-      if (!slot) throw new Error('askHuman: the call is not running');
-      const base = { runId: state.runId, path: state.path, agent: state.agent.name };
-      const turn = state.turn;
-      const requestId = `${state.runId}:${key}`;
-      const view = { requestId, ...base, callId: slot.call.id, question: question.question, ...(question.options ? { options: question.options } : {}), multiSelect: question.multiSelect, requestedAt: Date.now() };
-      const waiting = state.humans.ask(view, signal);
-      state.sink({ type: 'human_request', ...base, turn, call: slot.call, requestId, question: question.question, ...(question.options ? { options: question.options } : {}), multiSelect: question.multiSelect });
-      const answer = await waiting;
-      state.sink({ type: 'human_answer', ...base, turn, call: slot.call, requestId, answer });
-      return answer;
-    },
-  };
+  return new StatePort(state);
+}
+
+class StatePort implements RunPort {
+  readonly runId: string;
+  readonly deps: unknown;
+  readonly transcript: RunState['transcript'];
+  readonly budget: Budget | undefined;
+  readonly mailbox: RunState['mailbox'];
+  readonly abort: RunState['abortController'];
+  readonly logic: RunState['logic'];
+  readonly #state: RunState;
+
+  constructor(state: RunState) {
+    this.runId = state.runId;
+    this.deps = state.deps;
+    this.transcript = state.transcript;
+    this.budget = state.budget;
+    this.mailbox = state.mailbox;
+    this.abort = state.abortController;
+    this.logic = state.logic;
+    this.#state = state;
+  }
+
+  usage(): Usage {
+    return { ...this.#state.usage };
+  }
+
+  agentView(): { readonly name: string } {
+    return this.#state.agentView;
+  }
+
+  progress(key: string, progress: unknown): void {
+    const state = this.#state;
+    const slot = state.batch.byKey.get(key);
+    if (!slot || slot.state !== 'dispatched') return;
+    state.sink({ type: 'tool_call_progress', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, call: slot.call, progress });
+  }
+
+  send(event: { type: string; [key: string]: unknown }): void {
+    const self = this.#state.self;
+    if (self.getSnapshot().status === 'active') self.send(event);
+  }
+
+  subRunInput(agent: unknown, input: string, options: { maxTurns?: number; budget?: Budget }, key: string): RunInput {
+    return subRunInput(this.#state, agent as Agent, input, options, key);
+  }
+
+  async askHuman(key: string, question: { question: string; options?: readonly string[]; multiSelect: boolean }, signal: AbortSignal): Promise<string | readonly string[]> {
+    const state = this.#state;
+    const slot = state.batch.byKey.get(key);
+    if (!slot) throw new Error('askHuman: the call is not running');
+    const base = { runId: state.runId, path: state.path, agent: state.agent.name };
+    const turn = state.turn;
+    const requestId = `${state.runId}:${key}`;
+    const view = { requestId, ...base, callId: slot.call.id, question: question.question, ...(question.options ? { options: question.options } : {}), multiSelect: question.multiSelect, requestedAt: Date.now() };
+    const waiting = state.humans.ask(view, signal);
+    state.sink({ type: 'human_request', ...base, turn, call: slot.call, requestId, question: question.question, ...(question.options ? { options: question.options } : {}), multiSelect: question.multiSelect });
+    const answer = await waiting;
+    state.sink({ type: 'human_answer', ...base, turn, call: slot.call, requestId, answer });
+    return answer;
+  }
 }
 
 /** A sub-run's input: data and addresses only (its own run id, the tree's sinks, every ancestor's budget as a copy). */

@@ -39,6 +39,25 @@ export function spendOwn(state: RunState, spend: Spend): void {
   spendOwnAbove(state, spend);
 }
 
+/**
+ * This run's model reply spent `usage` in `requests` requests (the reply's own `requests` field,
+ * if the model reported one, is replaced by that count): `spendOwn` of that usage, without
+ * building the spend when nobody above or below the run hears of it (a root run without sub-runs).
+ */
+export function spendOnReply(state: RunState, usage: Partial<Usage>, requests: number): void {
+  if (state.ancestors.length > 0 || state.parentRef || state.subRuns?.size) {
+    spendOwn(state, { usage: { ...usage, requests }, toolCalls: 0 });
+    return;
+  }
+  const into = state.usage;
+  const input = usage.inputTokens ?? 0;
+  const output = usage.outputTokens ?? 0;
+  into.inputTokens += input;
+  into.outputTokens += output;
+  into.totalTokens += usage.totalTokens ?? input + output;
+  into.requests += requests;
+}
+
 /** Preflight counts one tool call: the cheap form of `spendOwn` for the per-call path. */
 export function countToolCall(state: RunState): void {
   state.toolCallCount++;

@@ -15,6 +15,7 @@ import type { RunPort } from '../tools/call-context.js';
 import type { ApprovalDecisionEntry, ApprovalRequestEntry } from '../store/checkpoint-store.js';
 import { DEFAULT_LEASE_MS, RunLog, leaseOwner } from './run-log.js';
 import { normaliseInput, validateRunOptions } from './run-options.js';
+import { RunAbort } from './run-abort.js';
 import { withRecallTool } from '../context/recall-tool.js';
 import { activePolicy } from './run-context-view.js';
 
@@ -147,7 +148,8 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
   readonly maxTurns: number;
   readonly budget: Budget | undefined;
   readonly startedAt: number;
-  readonly abortController: AbortController;
+  /** The run's abort signal, created on first read (RunAbort). */
+  readonly abortController: RunAbort;
   readonly transcript: Message[];
   readonly usage: Usage;
   readonly mailbox: Mailbox;
@@ -252,7 +254,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
     budget: options.budget,
     startedAt: Date.now(),
-    abortController: new AbortController(),
+    abortController: new RunAbort(),
     transcript: [],
     usage: emptyUsage(),
     mailbox: { post: (text: string) => postToRun(self, text) },

@@ -7,7 +7,8 @@ import { takeCount } from '../rules/batch.js';
 import { log, onlyFollowUpsWait } from './run-end.js';
 import { checkGuardrails, hasHook, hookContext, judgeReply, shapeRequest } from './run-hooks.js';
 import { z } from 'zod';
-import { spendOwn } from './run-spend.js';
+import { RunModelInput } from './run-model-input.js';
+import { spendOnReply, spendOwn } from './run-spend.js';
 import { emptyBatch, useAgent, type Batch, type CallSlot, type HandoffInputFilter, type QueuedMessage, type RunState } from './run-state.js';
 import type { Agent } from '../agent.js';
 import { contextCompactor } from './run-context-view.js';
@@ -85,8 +86,8 @@ export function withdrawSteer(state: RunState, id: string): void {
 }
 
 /**
- * What the model caller needs for this turn's request. Its closures read the state when
- * called, so for an agent without hooks in a run without a checkpoint log (no per-turn
+ * What the model caller needs for this turn's request (RunModelInput). Its methods read the
+ * state when called, so for an agent without hooks in a run without a checkpoint log (no per-turn
  * `logged` wait) the same object serves every turn, until the agent or its system prompt changes.
  */
 export function modelInput(state: RunState): ModelTurnInput {
@@ -96,19 +97,8 @@ export function modelInput(state: RunState): ModelTurnInput {
   const format = agent.outputType ? responseFormat(agent) : undefined;
   // Models that take no response format are told the schema in the system prompt.
   const system = format && !agent.model.supportsResponseFormat ? `${state.system}${state.system ? '\n\n' : ''}Reply with only JSON that matches this JSON Schema:\n${JSON.stringify(format.schema)}` : state.system;
-  const input: ModelTurnInput = {
-    model: agent.model,
-    request: () => ({ runId: state.runId, agent: agent.name, system, messages: state.transcript, tools: state.toolSchemas, settings: agent.settings, responseFormat: format }),
-    onTextDelta: (delta) => {
-      if (!state.audience.quiet) state.sink({ type: 'text_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta });
-    },
-    onReasoningDelta: (delta) => {
-      if (!state.audience.quiet) state.sink({ type: 'reasoning_delta', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, delta });
-    },
-    ...(state.runLog?.pending ? { logged: state.runLog.settle().catch(() => undefined) } : {}),
-    onDiscard: ({ attempt, reason, text, reasoning, calls }) =>
-      state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason, attempt, voided: { text, reasoning, toolCalls: calls } }),
-  };
+  const input = new RunModelInput(state, system, format);
+  if (state.runLog?.pending) input.logged = state.runLog.settle().catch(() => undefined);
   const compact = contextCompactor(state);
   if (compact) input.compact = compact;
   if (agent.hooks.length === 0) {
@@ -116,15 +106,11 @@ export function modelInput(state: RunState): ModelTurnInput {
     return input;
   }
   const ctx = hookContext(state);
-  return {
-    ...input,
-    ...(hasHook(agent, 'beforeModelCall')
-      ? { shape: async (request) => ({ ...request, ...(await shapeRequest(agent, { system: request.system, messages: request.messages }, ctx)) }) }
-      : {}),
-    ...(hasHook(agent, 'afterModelResponse')
-      ? { judge: (reply) => judgeReply(agent, { role: 'assistant', content: reply.text, ...(reply.reasoning ? { reasoning: reply.reasoning } : {}), toolCalls: reply.calls, agent: agent.name }, ctx) }
-      : {}),
-  };
+  if (hasHook(agent, 'beforeModelCall')) input.shape = async (request) => ({ ...request, ...(await shapeRequest(agent, { system: request.system, messages: request.messages }, ctx)) });
+  if (hasHook(agent, 'afterModelResponse')) {
+    input.judge = (reply) => judgeReply(agent, { role: 'assistant', content: reply.text, ...(reply.reasoning ? { reasoning: reply.reasoning } : {}), toolCalls: reply.calls, agent: agent.name }, ctx);
+  }
+  return input;
 }
 
 function responseFormat(agent: RunState['agent']): { type: 'json'; schema: Record<string, unknown>; name: string } {
@@ -133,13 +119,13 @@ function responseFormat(agent: RunState['agent']): { type: 'json'; schema: Recor
 
 /** afterModelResponse asked for a retry: the reply is void (its usage still counts); a new turn asks again. */
 export function discardReply(state: RunState, reply: ModelReply): void {
-  spendOwn(state, { usage: { ...reply.usage, requests: 1 + (reply.extraRequests ?? 0) }, toolCalls: 0 });
+  spendOnReply(state, reply.usage, 1 + (reply.extraRequests ?? 0));
   const voided = { text: reply.text, reasoning: reply.reasoning, toolCalls: reply.calls };
   state.sink({ type: 'output_discarded', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, reason: 'afterModelResponse asked for a retry', voided });
 }
 
 export function recordReply(state: RunState, reply: ModelReply): void {
-  spendOwn(state, { usage: { ...reply.usage, requests: 1 + (reply.extraRequests ?? 0) }, toolCalls: 0 });
+  spendOnReply(state, reply.usage, 1 + (reply.extraRequests ?? 0));
   state.lastReply = { finishReason: reply.finishReason, inputTokens: reply.usage.inputTokens };
   // Without reasoning (the common case) a plain literal: spreads in a per-turn literal are a slow path on Node 20.
   const message: AssistantMessage =

@@ -7,8 +7,8 @@ export const RUN_PORT: unique symbol = Symbol('troupe.runPort');
 
 /**
  * What a call may do with the run it belongs to: read views of it and send it messages.
- * Built by the run from closures over its own state; a port is never handed to another run
- * (a sub-run gets data and its parent's address in its input, not this).
+ * Built by the run over its own state (members are called as methods, never unbound); a port
+ * is never handed to another run (a sub-run gets data and its parent's address in its input, not this).
  */
 export interface RunPort {
   readonly runId: string;
@@ -17,7 +17,8 @@ export interface RunPort {
   readonly transcript: readonly Message[];
   readonly budget: Budget | undefined;
   readonly mailbox: Mailbox;
-  readonly signal: AbortSignal;
+  /** The run's abort signal, created when a context first reads it (RunAbort). */
+  readonly abort: { readonly signal: AbortSignal };
   /** The run actor's logic: sub-runs run on the same chart. */
   readonly logic: AnyActorLogic;
   usage(): Usage;
@@ -62,7 +63,7 @@ export class CallContext<Deps = unknown> implements RunContext<Deps> {
   get usage(): Readonly<Usage> { return this[RUN_PORT].usage(); }
   get budget(): Readonly<Budget> | undefined { return this[RUN_PORT].budget; }
   get mailbox(): Mailbox { return this[RUN_PORT].mailbox; }
-  get signal(): AbortSignal { return this.attemptSignal ?? this[RUN_PORT].signal; }
+  get signal(): AbortSignal { return this.attemptSignal ?? this[RUN_PORT].abort.signal; }
 
   onUpdate(progress: unknown): void {
     this[RUN_PORT].progress(this.key, progress);

@@ -65,7 +65,7 @@ export const envHandlers = {
   'env.deny': raise('xstate.done.actor.approval', { output: { approved: false } }),
   'env.approveBadEdits': raise('xstate.done.actor.approval', { output: { approved: true, badEdits: true } }),
   'env.settle': env((c, e) => settleStep(c, e.index as number)),
-  'env.storeOk': raise('xstate.done.actor.checkpoint'),
+  'env.storeOk': raise('checkpoint.saved'),
   // A failed write is reported by the run's log as a message; the run fails at once (its checkpoint wait is stopped).
   'env.storeFail': raise('log.failed', { error: 'write failed' }),
   'env.sessionOk': raise('xstate.done.actor.session'),

@@ -329,6 +329,8 @@ const effects: Record<string, Effect> = {
   },
   // The request goes to the run's model caller; its answer is env.reply / env.modelFail.
   requestModel: () => undefined,
+  // The turn's writes are queued; the driver's store holds them, env.storeOk / env.storeFail answer.
+  saveCheckpoint: () => undefined,
   failWithModelError: (c) => void (c.failure ??= 'ModelError'),
   stopOverBudget: (c) => void (c.stop ??= 'BudgetExceeded'),
   stopOverSpend: (c) => void (c.stop ??= 'BudgetExceeded'),

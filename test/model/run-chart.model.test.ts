@@ -41,10 +41,10 @@ const DEAD: Record<string, string> = {
   // (This suite once found `turn.checkLimits [cancelRequested]` dead: a pending cancel is
   // always seen in `starting` first. The chart dropped it.)
   // A failed write reaches the run as `log.failed` (RunLog reports it before the waiting
-  // settle() rejects), which leaves the checkpoint state first: these onError transitions
-  // are the chart's safety net for a store that throws outside the log.
-  'run.turn.checkpoint xstate.error.actor.checkpoint#0 -> run.failed': 'log.failed comes first',
-  'run.stopping.checkpoint xstate.error.actor.checkpoint#0 -> run.failed': 'log.failed comes first',
+  // settle() rejects), which leaves the checkpoint state first: these checkpoint.failed
+  // transitions (and the park actor's onError) are the chart's safety net for a store that throws outside the log.
+  'run.turn.checkpoint checkpoint.failed#0 -> run.failed': 'log.failed comes first',
+  'run.stopping.checkpoint checkpoint.failed#0 -> run.failed': 'log.failed comes first',
   'run.suspending xstate.error.actor.park#0 -> run.failed': 'log.failed comes first',
 };
 /**
