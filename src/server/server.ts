@@ -18,6 +18,7 @@ import { ServerRun } from './runs.js';
 import { findInspectorDir, serveStatic } from './static.js';
 import { serveUIChat } from './ui-chat.js';
 import { answerQuestion, steerRun } from './steer-routes.js';
+import { ALLOWED, safeDecode } from './api-paths.js';
 import { serveClusterRoute, type ServerCluster } from './cluster-routes.js';
 import { RemoteStreams } from './remote-streams.js';
 
@@ -389,22 +390,3 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
     },
   };
 }
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    throw new HttpError(400, 'invalid_name', 'Name is not valid URL encoding.');
-  }
-}
-
-const ALLOWED = new Map<string, string>([
-  ['/api/chat', 'POST'],
-  ['/api/chat/approve', 'POST'],
-  ['/api/chat/cancel', 'POST'],
-  ['/api/chat/steer', 'POST'],
-  ['/api/chat/answer', 'POST'],
-  ['/api/runs', 'GET'],
-  ['/api/agents', 'GET'],
-  ['/api/inspect', 'GET'],
-]);
