@@ -11,6 +11,7 @@ import type { RunJob } from '../store/postgres-queue.js';
 import type { RunBus } from '../store/run-bus.js';
 import { HttpError, SseStream, parseJsonObject, readBody, sendJson } from './http.js';
 import { RemoteStreams } from './remote-streams.js';
+import { steerIdFor } from '../worker/message-applier.js';
 import type { ClusterListing } from './run-index.js';
 
 /** What a server node needs to hand runs to workers (PostgresCheckpointStore + PostgresRunBus on one database). */
@@ -64,7 +65,7 @@ export async function serveClusterRoute(req: IncomingMessage, res: ServerRespons
       await liveState(ctx.cluster, runId);
       const queue = (body.queue ?? 'steer') as 'steer' | 'follow_up';
       const sent = await ctx.cluster.bus.send(runId, { kind: 'steer', text: body.text!, queue });
-      sendJson(res, 202, { runId, id: `msg_${sent.id}`, queue });
+      sendJson(res, 202, { runId, id: steerIdFor(sent.id), queue });
       return true;
     }
     case 'POST /api/chat/answer':

@@ -42,8 +42,8 @@ export async function recordSentDecisions(
 }
 
 /** The id a cluster message's steer gets in the run (and its log), so it is applied once. */
-export function steerIdFor(message: StoredRunMessage): string {
-  return `msg_${message.id}`;
+export function steerIdFor(messageId: number): string {
+  return `msg_${messageId}`;
 }
 
 /**
@@ -116,7 +116,7 @@ export class MessageApplier {
         run.cancel(message.reason ?? 'cancelled via API');
         return true;
       case 'steer': {
-        const steerId = steerIdFor({ id } as StoredRunMessage);
+        const steerId = steerIdFor(id);
         if (this.logged.has(steerId)) return true;
         try {
           if (message.queue === 'follow_up') run.handle.followUp(message.text, { id: steerId });
