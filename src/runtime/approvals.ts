@@ -1,5 +1,10 @@
 import { UserError } from '../errors.js';
 
+/** The run (root or sub-run) an approval id `<runId>:<turn>.<index>` belongs to; '' for an id without one. */
+export function runOfApproval(approvalId: string): string {
+  return approvalId.slice(0, Math.max(0, approvalId.lastIndexOf(':')));
+}
+
 /** A call waiting for a decision, anywhere in the run tree. */
 export interface PendingApproval {
   /** Unique in the run tree: `<runId>:<turn>.<index>`. */

@@ -5,8 +5,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { nanoid } from 'nanoid';
+import { runOfApproval } from '../runtime/approvals.js';
 import { pendingStoredApprovals } from '../runtime/decide.js';
 import type { ApprovalRequestEntry, CheckpointStore, RunStatus } from '../store/checkpoint-store.js';
+import { isFinished } from '../store/format.js';
 import type { RunJob } from '../store/postgres-queue.js';
 import type { RunBus } from '../store/run-bus.js';
 import { HttpError, SseStream, parseJsonObject, readBody, sendJson } from './http.js';
@@ -122,7 +124,7 @@ async function liveState(cluster: ServerCluster, runId: string): Promise<void> {
   if (runId.includes('/')) throw new HttpError(400, 'invalid_run_id', `'${runId}' is a sub-run; address its root run '${runId.split('/')[0]}'.`);
   const state = await cluster.store.runState(runId);
   if (state === undefined) throw new HttpError(404, 'run_not_found', `No run '${runId}'.`);
-  if (state === 'completed' || state === 'failed' || state === 'interrupted') throw new HttpError(409, 'run_finished', `Run '${runId}' has already finished (${state}).`);
+  if (isFinished(state)) throw new HttpError(409, 'run_finished', `Run '${runId}' has already finished (${state}).`);
 }
 
 /**
@@ -141,7 +143,7 @@ async function approveRemote(text: string, req: IncomingMessage, ctx: ClusterRou
   const approve = body.decision === 'approve';
   if (approve && body.reason !== undefined) throw new HttpError(400, 'invalid_field', 'Field \'reason\' is only allowed with decision "deny".');
   if (body.approvalId === undefined && (body.callId === undefined || body.runId === undefined)) throw new HttpError(400, 'invalid_request', "Give 'approvalId', or 'runId' and 'callId'.");
-  const runId = body.approvalId !== undefined ? body.approvalId.slice(0, Math.max(0, body.approvalId.lastIndexOf(':'))) : body.runId!;
+  const runId = body.approvalId !== undefined ? runOfApproval(body.approvalId) : body.runId!;
   const request = await waitingRequest(ctx.cluster.store, runId, body);
   const root = runId.split('/')[0]!;
   await ctx.cluster.bus.send(root, { kind: 'approve', approvalId: request.approvalId, approved: approve, ...(body.reason ? { reason: body.reason } : {}), by: 'api' });

@@ -1,5 +1,6 @@
 import type { WireRunEvent } from '../inspect/wire.js';
 import type { CheckpointHead, RunStatus, StoredRun } from '../store/checkpoint-store.js';
+import { isFinished } from '../store/format.js';
 import type { RunBus, StoredRunEvent } from '../store/run-bus.js';
 
 /** What the streams read of the store, to end the stream of a run whose last events were never published. */
@@ -25,8 +26,6 @@ const PAGE = 500;
 const SAFETY_POLL_MS = 5_000;
 /** Polls in a row a run must look over (finished head, no live lease, no last event) before its end is taken from the log. */
 const POLLS_BEFORE_LOG_END = 2;
-
-const FINISHED: ReadonlySet<string> = new Set(['completed', 'failed', 'interrupted']);
 
 /**
  * The last event as the log tells it, for a run whose worker stored its finished head and died
@@ -136,9 +135,9 @@ export class RemoteStreams {
     if (!this.store) return;
     try {
       await this.reading.get(runId);
-      const over = (await this.store.runState(runId)) ?? '';
-      const saved = FINISHED.has(over) ? await this.store.load(runId) : undefined;
-      const idle = saved !== undefined && FINISHED.has(saved.head.status) && !(saved.lease && saved.lease.expiresAt > Date.now());
+      const over = await this.store.runState(runId);
+      const saved = isFinished(over) ? await this.store.load(runId) : undefined;
+      const idle = saved !== undefined && isFinished(saved.head.status) && !(saved.lease && saved.lease.expiresAt > Date.now());
       if (!idle || !this.watches.has(runId)) return void this.overSeen.delete(runId);
       const seen = (this.overSeen.get(runId) ?? 0) + 1;
       if (seen < POLLS_BEFORE_LOG_END) return void this.overSeen.set(runId, seen);

@@ -2,6 +2,7 @@ import type { Agent } from '../agent.js';
 import { findAgent } from '../runtime/agent-graph.js';
 import type { CheckpointStore, StoredRun } from '../store/checkpoint-store.js';
 import { decideStored, pendingStoredApprovals } from '../runtime/decide.js';
+import { runOfApproval } from '../runtime/approvals.js';
 import { HttpError } from './http.js';
 
 /** What recovery needs of the server: its agents and a way to start a run resumed from the store. */
@@ -91,7 +92,7 @@ export async function decideStoredApproval(
 ): Promise<Record<string, unknown> | undefined> {
   if (!host) return undefined;
   const approvalId = body.approvalId;
-  const runId = approvalId !== undefined ? approvalId.slice(0, Math.max(0, approvalId.lastIndexOf(':'))) : body.runId;
+  const runId = approvalId !== undefined ? runOfApproval(approvalId) : body.runId;
   if (!runId || host.isLive(runId.split('/')[0]!)) return undefined;
   const pending = await pendingStoredApprovals(host.store, runId).catch(() => []);
   const request = pending.find((p) => (approvalId !== undefined ? p.approvalId === approvalId : p.callId === body.callId));

@@ -25,7 +25,17 @@ export interface RunExport {
   readonly entries: readonly CheckpointEntry[];
 }
 
-const STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed', 'failed', 'interrupted'];
+/** Every stored status, in the order messages list them. */
+export const RUN_STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed', 'failed', 'interrupted'];
+
+/** Stored statuses of a run that is over: nothing will continue it. */
+export const FINISHED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'interrupted'];
+
+/** Whether a stored status (or `queued`, or nothing) is one of a run that is over. */
+export function isFinished(status: string | undefined): boolean {
+  return (FINISHED_STATUSES as readonly string[]).includes(status ?? '');
+}
+
 const INPUT_SOURCES = ['input', 'mailbox', 'steer', 'follow_up', 'hook', 'repair'];
 
 /** A format violation found while checking a value; turned into a UserError by the callers. */
@@ -194,7 +204,7 @@ function checkEntry(value: unknown): asserts value is CheckpointEntry {
       str(value, 'runId', '');
       if (kind === 'subrun_end') {
         const status = str(value, 'status', '');
-        if (!STATUSES.includes(status as RunStatus)) throw new Issue(`field 'status' must be one of ${STATUSES.join(', ')}, got ${describe(status)}`);
+        if (!RUN_STATUSES.includes(status as RunStatus)) throw new Issue(`field 'status' must be one of ${RUN_STATUSES.join(', ')}, got ${describe(status)}`);
       }
       return;
     default:
@@ -209,7 +219,7 @@ function checkHeadValue(value: unknown): asserts value is CheckpointHead {
   const usage = obj(value, 'usage', '');
   for (const key of ['inputTokens', 'outputTokens', 'totalTokens', 'requests']) amount(usage, key, 'usage.');
   const status = str(value, 'status', '');
-  if (!STATUSES.includes(status as RunStatus)) throw new Issue(`field 'status' must be one of ${STATUSES.join(', ')}, got ${describe(status)}`);
+  if (!RUN_STATUSES.includes(status as RunStatus)) throw new Issue(`field 'status' must be one of ${RUN_STATUSES.join(', ')}, got ${describe(status)}`);
   optStr(value, 'output', '');
   if (value['error'] !== undefined) {
     const error = obj(value, 'error', '');

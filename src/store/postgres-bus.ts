@@ -7,15 +7,13 @@
 import { StoreUnavailable, UserError } from '../errors.js';
 import type { WireRunEvent } from '../inspect/wire.js';
 import { checkRunId } from './checkpoint-store.js';
-import { decodeJson } from './format.js';
+import { FINISHED_STATUSES, decodeJson } from './format.js';
 import { PostgresDatabase } from './postgres.js';
 import { POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
 import { channelFor, listenFor } from './postgres-listener.js';
 import type { PostgresConnection, PostgresStoreOptions } from './postgres-options.js';
 import type { BusListeners, RunBus, RunMessage, StoredRunEvent, StoredRunMessage } from './run-bus.js';
 
-/** Stored statuses of a run that is over (`interrupted`: cancelled). */
-const FINISHED = ['completed', 'failed', 'interrupted'];
 
 /** @throws UserError when `message` is not a RunMessage (checked before anything is written). */
 export function checkRunMessage(message: unknown): asserts message is RunMessage {
@@ -104,7 +102,7 @@ export class PostgresRunBus implements RunBus {
     checkRunId(runId);
     const rows = await this.db.query(
       this.sql('DELETE FROM {s}.troupe_messages m WHERE m.run_id = $1 AND EXISTS (SELECT 1 FROM {s}.troupe_runs r WHERE r.run_id = $1 AND r.status = ANY($2::text[])) RETURNING m.id'),
-      [runId, FINISHED],
+      [runId, FINISHED_STATUSES],
     );
     return rows.length;
   }

@@ -17,9 +17,7 @@ import {
   type RunSummary,
   type StoredRun,
 } from './checkpoint-store.js';
-
-const RUN_STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed', 'failed', 'interrupted'];
-import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
+import { CHECKPOINT_SCHEMA_VERSION, RUN_STATUSES, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
 import { PostgresDatabase, type Query } from './postgres.js';
 import { POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
 import { checkJob, claimNextRun, insertJob, markJobStarted, type ClaimedRun, type RunJob } from './postgres-queue.js';

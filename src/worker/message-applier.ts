@@ -1,14 +1,11 @@
 import { UserError } from '../errors.js';
+import { runOfApproval } from '../runtime/approvals.js';
 import { appendDecision, pendingStoredApprovals } from '../runtime/decide.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { RunBus, StoredRunMessage } from '../store/run-bus.js';
 import type { ServerRun } from '../server/runs.js';
 import type { LeasingStore } from './owned-store.js';
 
-/** The run (root or sub-run) an approval id belongs to: ids are `<runId>:<key>`. */
-export function approvalRun(approvalId: string, fallback: string): string {
-  return approvalId.slice(0, Math.max(0, approvalId.lastIndexOf(':'))) || fallback;
-}
 
 /**
  * Before a claimed stored run resumes: decisions sent to it are written into the log of the run
@@ -28,7 +25,7 @@ export async function recordSentDecisions(
   for (const sent of messages) {
     const { message } = sent;
     if (message.kind !== 'approve') continue;
-    const runId = approvalRun(message.approvalId, rootId);
+    const runId = runOfApproval(message.approvalId) || rootId;
     try {
       if (runId !== rootId) await store.claim(runId, owner, ttlMs);
       const decision = { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), by: message.by ?? 'api' };
@@ -94,12 +91,12 @@ export class MessageApplier {
    */
   async settleStale(): Promise<void> {
     await this.chain;
-    const open = this.bus.messages(this.run.id).then((all) => all.filter((m) => m.appliedAt === undefined && !this.applied.has(m.id) && m.message.kind === 'approve'));
+    const open = (await this.bus.messages(this.run.id)).filter((m) => m.appliedAt === undefined && !this.applied.has(m.id));
     const stale: StoredRunMessage[] = [];
-    for (const message of await open) {
+    for (const message of open) {
       if (message.message.kind !== 'approve') continue;
       const approvalId = message.message.approvalId;
-      const runId = approvalRun(approvalId, this.run.id);
+      const runId = runOfApproval(approvalId) || this.run.id;
       const pending = await pendingStoredApprovals(this.store, runId).catch(() => undefined);
       if (pending && !pending.some((p) => p.approvalId === approvalId)) stale.push(message);
     }

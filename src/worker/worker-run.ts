@@ -103,7 +103,7 @@ export async function runClaimed(claimed: ClaimedRun, agent: Agent, context: Wor
   }
   await publisher?.flush();
   if (bus && applier) {
-    if (run.status === 'suspended') await applier.settleStale();
+    if (run.status === 'suspended') await applier.settleStale().catch((error: unknown) => context.log(`run ${runId}: checking its messages after parking failed (${(error as Error).message})`));
     else await bus.clearFinished(runId).catch((error: unknown) => context.log(`run ${runId}: clearing its messages failed (${(error as Error).message})`));
   }
   const detail = run.status === 'completed' ? `completed: ${run.output ?? ''}` : run.error ? `${run.status}: ${run.error.name}: ${run.error.message}` : run.status;
