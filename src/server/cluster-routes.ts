@@ -8,11 +8,10 @@ import { nanoid } from 'nanoid';
 import { runOfApproval } from '../runtime/approvals.js';
 import { pendingStoredApprovals } from '../runtime/decide.js';
 import type { ApprovalRequestEntry, CheckpointStore, RunStatus } from '../store/checkpoint-store.js';
-import { isFinished } from '../store/format.js';
 import type { RunJob } from '../store/postgres-queue.js';
 import type { RunBus } from '../store/run-bus.js';
 import { HttpError, SseStream, parseJsonObject, readBody, sendJson } from './http.js';
-import { RemoteStreams } from './remote-streams.js';
+import { RemoteStreams, isFinished } from './remote-streams.js';
 import { steerIdFor } from '../worker/message-applier.js';
 import type { ClusterListing } from './run-index.js';
 

@@ -1,6 +1,5 @@
 import type { WireRunEvent } from '../inspect/wire.js';
 import type { CheckpointHead, RunStatus, StoredRun } from '../store/checkpoint-store.js';
-import { isFinished } from '../store/format.js';
 import type { RunBus, StoredRunEvent } from '../store/run-bus.js';
 
 /** What the streams read of the store, to end the stream of a run whose last events were never published. */
@@ -22,6 +21,15 @@ interface Watch {
 
 /** Events read per query while catching up. */
 const PAGE = 500;
+/**
+ * Whether a stored status is one of a run that is over. The store's own list is
+ * `FINISHED_STATUSES` in store/format.ts; the server keeps this copy so that `troupe/server`
+ * loads no store code (test/entry pins it).
+ */
+export function isFinished(status: string | undefined): boolean {
+  return status === 'completed' || status === 'failed' || status === 'interrupted';
+}
+
 /** How often a watched run is read even without a notice (a lost notice costs at most this). */
 const SAFETY_POLL_MS = 5_000;
 /** Polls in a row a run must look over (finished head, no live lease, no last event) before its end is taken from the log. */
