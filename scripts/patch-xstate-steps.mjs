@@ -15,24 +15,27 @@
  *   building `[state].concat(getProperAncestors(state))` (the same nodes in the same order),
  *   and skips the conflict check for fewer than two enabled transitions (as above).
  * - getHistoryNodes: a state's history children are fixed; remembered per state node.
- * - createMachineSnapshot: the state value is a function of the active state nodes (in their
- *   order); it is remembered per machine, keyed by the nodes' document order numbers (up to
- *   1,024 configurations per machine, then computed as before). Snapshots of one
- *   configuration then share one value object, which XState never mutates.
+ * - createMachineSnapshot: the state value and the tag set are functions of the active state
+ *   nodes (in their order); they are remembered per machine, keyed by the nodes' document
+ *   order numbers (up to 1,024 configurations per machine, then computed as before).
+ *   Snapshots of one configuration then share one value object and one tag Set, which XState
+ *   never mutates (every snapshot of an assign or a spawn used to build its own Set).
  * - StateNode#next: the candidates of an event type are remembered in a Map per state node
  *   instead of under a `candidates-${type}` string key (the same memo, without building a
  *   string, a factory closure and probing a dictionary object per event); the list of the
  *   chosen transition's actions it built and never read is gone.
  * - StateNode#invoke / #initial: the memo is read before its factory closure is built.
  * - microstep: one transition's actions are its own array (read only), not a flatMap copy.
- * - Actor scope: `defer` and `stopChild` are one function each, shared by every actor and
- *   called as methods of the scope (every caller in XState and troupe writes `scope.defer(…)`,
- *   `scope.stopChild(…)`), instead of two closures per actor. `emit` and `actionExecutor`
- *   stay closures: XState destructures the one and swaps the other during a microstep.
- * - Actor: starts with shared empty observer and event-listener collections, replaced by the
- *   actor's own on its first subscribe / on (the only writes); every other use reads, deletes
- *   or clears, which an empty collection answers the same. Most child actors (every tool
- *   call) never get an observer: two collections fewer per actor.
+ * - microstep: the executor that collects a microstep's actions is made as a constant, then
+ *   assigned. V8 (Node 20) allocates a closure written as `obj.prop = () => …` directly in
+ *   the old generation while the enclosing function is not optimized yet (its parser marks
+ *   such closures as long-lived: usually methods put on a prototype); `const f = () => …`
+ *   is allocated young. This closure is made per microstep and holds the microstep's actions,
+ *   so during the JIT warm-up every run stayed reachable from a dead old object until a full
+ *   GC; V8 then saw the run's objects survive and allocated them in the old generation from
+ *   then on, for good (allocation-site pretenuring), and every run after that paid for it in
+ *   GC: a text-only run cost 40–60 µs instead of about 20 (bench/peers/README.md).
+ * - Actor, and the two object spreads of a spawn: scripts/patch-xstate-actor.mjs.
  * - exitStates / enterStates: a state with nothing to run (no exit, entry, initial actions or
  *   invokes) skips the action resolution, which would return the same snapshot; the set of
  *   completed parallel states is made only when one completes.
@@ -43,6 +46,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { actorPatches } from './patch-xstate-actor.mjs';
 
 export const XSTATE_VERSION = '5.33.3';
 /** The builds that define the step algorithm (production and development, CommonJS and ESM). */
@@ -145,29 +149,43 @@ function getHistoryNodes(stateNode) {
     context: config.context,
     _nodes: config._nodes,
     value: getStateValue(machine.root, config._nodes),
+    tags: new Set(config._nodes.flatMap(sn => sn.tags)),
 `,
-    patched: `${MARK} a configuration's state value, remembered per machine.
-const stateValuesByRoot = new WeakMap();
-function knownStateValue(root, nodes) {
-  let byConfiguration = stateValuesByRoot.get(root);
+    patched: `${MARK} a configuration's state value and tags, remembered per machine.
+const configurationsByRoot = new WeakMap();
+// The last answer: a snapshot cloned by an assign or a spawn keeps its node array.
+let lastNodes;
+let lastKnown;
+function knownConfiguration(root, nodes) {
+  if (nodes === lastNodes && lastKnown.root === root) {
+    return lastKnown;
+  }
+  let byConfiguration = configurationsByRoot.get(root);
   if (byConfiguration === undefined) {
     byConfiguration = new Map();
-    stateValuesByRoot.set(root, byConfiguration);
+    configurationsByRoot.set(root, byConfiguration);
   }
   let key = '';
   for (const node of nodes) {
     key += node.order + ' ';
   }
-  let value = byConfiguration.get(key);
-  if (value === undefined) {
-    value = getStateValue(root, nodes);
+  let known = byConfiguration.get(key);
+  if (known === undefined) {
+    known = {
+      root,
+      value: getStateValue(root, nodes),
+      tags: new Set(nodes.flatMap(sn => sn.tags))
+    };
     if (byConfiguration.size < 1024) {
-      byConfiguration.set(key, value);
+      byConfiguration.set(key, known);
     }
   }
-  return value;
+  lastNodes = nodes;
+  lastKnown = known;
+  return known;
 }
 function createMachineSnapshot(config, machine) {
+  const known = knownConfiguration(machine.root, config._nodes);
   return {
     status: config.status,
     output: config.output,
@@ -175,7 +193,8 @@ function createMachineSnapshot(config, machine) {
     machine,
     context: config.context,
     _nodes: config._nodes,
-    value: knownStateValue(machine.root, config._nodes),
+    value: known.value,
+    tags: known.tags,
 `,
   },
   {
@@ -183,6 +202,24 @@ function createMachineSnapshot(config, machine) {
     files: STEP_FILES,
     original: `filteredTransitions.flatMap(t => t.actions)`,
     patched: `(filteredTransitions.length === 1 ? filteredTransitions[0].actions : filteredTransitions.flatMap(t => t.actions))`,
+  },
+  {
+    name: 'microstep (collecting executor)',
+    files: STEP_FILES,
+    original: `  const originalExecutor = actorScope.actionExecutor;
+  actorScope.actionExecutor = action => {
+    actions.push(action);
+    originalExecutor(action);
+  };
+`,
+    patched: `  const originalExecutor = actorScope.actionExecutor;
+  ${MARK} the closure is made apart from the assignment (see the header).
+  const collectingExecutor = action => {
+    actions.push(action);
+    originalExecutor(action);
+  };
+  actorScope.actionExecutor = collectingExecutor;
+`,
   },
   {
     name: 'exitStates (nothing to do)',
@@ -225,92 +262,7 @@ function createMachineSnapshot(config, machine) {
         (completedNodes ??= new Set()).add(ancestorMarker);
 `,
   },
-  {
-    name: 'Actor (empty listener sentinels)',
-    files: STEP_FILES,
-    original: `class Actor {
-`,
-    patched: `${MARK} every actor starts with these shared empty collections (never written: the first
-// subscribe / on replaces them with its own); most child actors never get an observer.
-const noObservers = new Set();
-const noEventListeners = new Map();
-class Actor {
-`,
-  },
-  {
-    name: 'Actor (lazy observers and listeners)',
-    files: STEP_FILES,
-    original: `    this.observers = new Set();
-    this.eventListeners = new Map();
-`,
-    patched: `    ${MARK} made on first use (see noObservers).
-    this.observers = noObservers;
-    this.eventListeners = noEventListeners;
-`,
-  },
-  {
-    name: 'Actor scope (shared defer and stopChild)',
-    files: STEP_FILES,
-    original: `      defer: fn => {
-        this._deferred.push(fn);
-      },
-      system: this.system,
-      stopChild: child => {
-        if (child._parent !== this) {
-          throw new Error(\`Cannot stop child actor \${child.id} of \${this.id} because it is not a child\`);
-        }
-        child._stop();
-      },
-`,
-    patched: `      ${MARK} one function each for every actor (called as scope methods, \`this\` is the scope).
-      defer: deferOnScope,
-      system: this.system,
-      stopChild: stopChildOnScope,
-`,
-  },
-  {
-    name: 'Actor scope functions',
-    files: STEP_FILES,
-    original: `const defaultOptions = {
-`,
-    patched: `${MARK} an actor scope's defer and stopChild, shared by every actor instead of two closures each.
-function deferOnScope(fn) {
-  this.self._deferred.push(fn);
-}
-function stopChildOnScope(child) {
-  const actor = this.self;
-  if (child._parent !== actor) {
-    throw new Error(\`Cannot stop child actor \${child.id} of \${actor.id} because it is not a child\`);
-  }
-  child._stop();
-}
-const defaultOptions = {
-`,
-  },
-  {
-    name: 'Actor#subscribe',
-    files: STEP_FILES,
-    original: `      this.observers.add(observer);
-`,
-    patched: `      ${MARK} the actor's own set, made on first subscribe.
-      if (this.observers === noObservers) {
-        this.observers = new Set();
-      }
-      this.observers.add(observer);
-`,
-  },
-  {
-    name: 'Actor#on',
-    files: STEP_FILES,
-    original: `      this.eventListeners.set(type, listeners);
-`,
-    patched: `      ${MARK} the actor's own map, made on first listener.
-      if (this.eventListeners === noEventListeners) {
-        this.eventListeners = new Map();
-      }
-      this.eventListeners.set(type, listeners);
-`,
-  },
+  ...actorPatches(STEP_FILES, MARK),
   {
     name: 'StateNode candidates memo',
     files: STATE_NODE_FILES,

@@ -4,6 +4,7 @@
  *   2. compiles troupe as `npm run bench` does (tsconfig.bench.json → node_modules/.troupe-bench);
  *   3. for each round (BENCH_ROUNDS, default 3) spawns one fresh `node --expose-gc worker.mjs`
  *      per framework (order alternating between rounds) and reads its JSON metrics from stdout;
+ *      (BENCH_NODE_FLAGS adds node flags to both);
  *   4. prints each round's table and the overall medians, with the ratio troupe/pi per metric.
  * See README.md beside this file.
  */
@@ -15,6 +16,8 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+// BENCH_NODE_FLAGS: extra node flags for both workers (V8 flags such as --no-allocation-site-pretenuring are not allowed in NODE_OPTIONS).
+const NODE_FLAGS = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
 const started = performance.now();
 
 function sh(command, args, options = {}) {
@@ -37,7 +40,7 @@ console.log('bench:peers: compiling troupe (tsconfig.bench.json → node_modules
 sh(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.bench.json']);
 
 function worker(framework) {
-  const result = spawnSync(process.execPath, ['--expose-gc', join(here, 'worker.mjs'), framework], {
+  const result = spawnSync(process.execPath, ['--expose-gc', ...NODE_FLAGS, join(here, 'worker.mjs'), framework], {
     cwd: root,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -54,6 +57,7 @@ function worker(framework) {
 
 /** [key, label, unit, which way is better] */
 const METRICS = [
+  ['w0_cold_us', 'W0  text-only run, first 100 of a process', 'µs/run', 'lower'],
   ['w0_us', 'W0  text-only run, fixed cost', 'µs/run', 'lower'],
   ['w1_onecall_us', 'W1  one-call run (the fixed cost subtracted)', 'µs/run', 'lower'],
   ['w1_n100_us_per_call', 'W1  N=100 calls in one turn', 'µs/call', 'lower'],

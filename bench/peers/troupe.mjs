@@ -21,16 +21,24 @@ export const name = 'troupe';
 
 const resultId = (m) => (m.role === 'tool' && m.content === 'ok' ? m.callId : undefined);
 
-function fakeModel(script) {
-  return {
-    name: 'fake',
-    async *stream(request) {
-      const reply = script.next(request.messages, resultId);
-      if (reply.text) yield { type: 'text_delta', delta: reply.text };
-      for (const call of reply.calls) yield { type: 'tool_call', call };
-      yield { type: 'finish', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, finishReason: reply.calls.length ? 'tool-calls' : 'stop' };
-    },
-  };
+/**
+ * The fake model as a class: one shared `stream` method, per-run state in a field. Not an object
+ * literal with its own `async *stream` per run: on V8 every new generator function gets its own
+ * initial map and prototype in old space, which hold the function (and so its closure, here the
+ * script and the run it serves) past every scavenge until the next full GC. Models in troupe
+ * (AiSdkModel, ScriptedModel) are classes for the same reason; pi's fake is a plain closure.
+ */
+class FakeModel {
+  name = 'fake';
+  constructor(script) {
+    this.script = script;
+  }
+  async *stream(request) {
+    const reply = this.script.next(request.messages, resultId);
+    if (reply.text) yield { type: 'text_delta', delta: reply.text };
+    for (const call of reply.calls) yield { type: 'tool_call', call };
+    yield { type: 'finish', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 }, finishReason: reply.calls.length ? 'tool-calls' : 'stop' };
+  }
 }
 
 const params = z.object({});
@@ -47,7 +55,7 @@ function heldTool(hold) {
  */
 export async function run(turns, options = {}) {
   const script = new FakeScript(turns, options.stamps);
-  const agent = new Agent({ name: 'bench', model: fakeModel(script), tools: [options.hold ? heldTool(options.hold) : noop] });
+  const agent = new Agent({ name: 'bench', model: new FakeModel(script), tools: [options.hold ? heldTool(options.hold) : noop] });
   const result = await Runner.run(agent, 'go', { maxTurns: turns.length });
   if (result.output !== FINAL_TEXT) throw new Error(`troupe: unexpected output ${JSON.stringify(result.output)}`);
   script.assertDone();

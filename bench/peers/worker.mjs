@@ -31,16 +31,28 @@ function settle() {
 
 const out = {};
 
-// Warm-up: every shape a few dozen times, so the JIT has seen each before timing starts.
-for (let i = 0; i < 30; i++) {
+// W0 cold: the first text-only runs of a fresh process, before any warm-up (the JIT has not
+// compiled the run's path yet; what a short-lived process such as a CLI pays).
+{
+  const t = [];
+  for (let i = 0; i < 100; i++) t.push(await time([0]));
+  out.w0_cold_us = median(t) * 1000;
+}
+log(`W0 cold ${out.w0_cold_us.toFixed(1)} µs`);
+
+// Warm-up, so the JIT has compiled every shape before timing starts: the small shapes a
+// thousand times each (a troupe run goes through far more functions than a pi run, and V8
+// optimizes a function only after many calls; measured, troupe's text-only run reaches its
+// steady cost after about 2,000 runs, pi's after about 30), the big ones a few dozen times.
+for (let i = 0; i < 1000; i++) {
   await time([0]);
   await time(calls(1));
-  await time(calls(i % 2 ? 100 : 400));
 }
+for (let i = 0; i < 30; i++) await time(calls(i % 2 ? 100 : 400));
 await time([...Array(W3_TURNS).fill(1), 0]);
 settle();
 
-// W0: a text-only run (one request, no tools), its whole cost.
+// W0: a text-only run (one request, no tools), its whole cost, warm.
 {
   const t = [];
   for (let i = 0; i < REPS * 2; i++) t.push(await time([0]));

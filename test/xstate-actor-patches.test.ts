@@ -1,0 +1,124 @@
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { assign, createActor, createMachine, fromTransition, setup, spawnChild, stopChild } from 'xstate';
+import { ORIGINAL, PATCHED, PATCHED_FILES } from '../scripts/patch-xstate.mjs';
+import { STATE_NODE_FILES, STEP_FILES, STEP_PATCHES } from '../scripts/patch-xstate-steps.mjs';
+
+const xstateDir = dirname(createRequire(import.meta.url).resolve('xstate/package.json'));
+const fixture = join(import.meta.dirname, 'fixtures', 'actor-retention.mjs');
+
+/** Bytes per finished run that survive young-generation GCs, with the xstate in `dir` (see the fixture). */
+function retainedBytesPerRun(dir: string, flags: string[] = []): number {
+  // Without allocation-site pretenuring, so the number is what the code keeps alive, not a V8 heuristic's mood.
+  const out = execFileSync(process.execPath, ['--expose-gc', '--no-allocation-site-pretenuring', ...flags, fixture, dir], { encoding: 'utf8' });
+  return (JSON.parse(out.trim()) as { bytesPerRun: number }).bytesPerRun;
+}
+
+describe('the xstate Actor and spawn patches (scripts/patch-xstate-actor.mjs)', () => {
+  it('give every configuration its state value and tags, also across assigns, spawns and stops that keep it', () => {
+    const machine = setup({ actors: { kid: fromTransition((s: number) => s, 0) } }).createMachine({
+      context: { n: 0 },
+      initial: 'a',
+      states: {
+        a: { tags: ['busy'], on: { BUMP: { actions: assign({ n: ({ context }) => context.n + 1 }) }, SPAWN: { actions: spawnChild('kid', { id: 'k' }) }, STOP: { actions: stopChild('k') }, GO: 'p' } },
+        p: { type: 'parallel', states: { x: { tags: ['x', 'busy'], initial: 'x1', states: { x1: {} } }, y: { initial: 'y1', states: { y1: { tags: ['y'] } } } }, on: { BACK: 'a' } },
+      },
+    });
+    const actor = createActor(machine).start();
+    const seen: string[] = [];
+    const note = () => {
+      const s = actor.getSnapshot();
+      seen.push(`${JSON.stringify(s.value)} [${[...s.tags].sort().join(',')}] busy=${s.hasTag('busy')} n=${s.context.n} kids=${Object.keys(s.children).join(',')}`);
+    };
+    for (const type of ['BUMP', 'SPAWN', 'STOP', 'GO', 'BACK', 'BUMP']) {
+      actor.send({ type });
+      note();
+    }
+    expect(seen).toEqual([
+      '"a" [busy] busy=true n=1 kids=',
+      '"a" [busy] busy=true n=1 kids=k',
+      '"a" [busy] busy=true n=1 kids=',
+      '{"p":{"x":"x1","y":"y1"}} [busy,x,y] busy=true n=1 kids=',
+      '"a" [busy] busy=true n=1 kids=',
+      '"a" [busy] busy=true n=2 kids=',
+    ]);
+  });
+
+  it('release observers when an actor completes or fails: each hears it once, a late subscriber at once', () => {
+    const heard: string[] = [];
+    const done = createActor(createMachine({ initial: 'a', states: { a: { on: { END: 'end' } }, end: { type: 'final' } } })).start();
+    done.subscribe({ complete: () => heard.push('done: first') });
+    done.send({ type: 'END' });
+    done.subscribe({ complete: () => heard.push('done: late') });
+    const failing = createActor(createMachine({ initial: 'a', states: { a: { on: { BREAK: { actions: () => { throw new Error('broke'); } } } } } })).start();
+    failing.subscribe({ error: (e) => heard.push(`failed: first ${(e as Error).message}`) });
+    failing.send({ type: 'BREAK' });
+    failing.subscribe({ error: (e) => heard.push(`failed: late ${(e as Error).message}`) });
+    // A child that fails with nobody subscribed reports to its parent (onError), not as an unhandled error.
+    const parent = createActor(
+      setup({ actors: { bad: createMachine({ initial: 'x', states: { x: { entry: () => { throw new Error('child broke'); } } } }) } }).createMachine({
+        initial: 'run',
+        states: { run: { invoke: { src: 'bad', onError: 'caught' } }, caught: { type: 'final' } },
+      }),
+    ).start();
+    expect([heard, done.getSnapshot().status, failing.getSnapshot().status, parent.getSnapshot().value]).toEqual([
+      ['done: first', 'done: late', 'failed: first broke', 'failed: late broke'],
+      'done',
+      'error',
+      'caught',
+    ]);
+  });
+
+  it('invoke a child with its id, system id and input, and sync its snapshots (the first one too) when onSnapshot asks', () => {
+    const snapshots: number[] = [];
+    const counter = fromTransition((count: number, event: { type: string }) => (event.type === 'INC' ? count + 1 : count), ({ input }: { input: { start: number } }) => input.start);
+    const machine = setup({ actors: { counter } }).createMachine({
+      context: { start: 40 },
+      invoke: { id: 'count', systemId: 'the-counter', src: 'counter', input: ({ context }) => ({ start: context.start + 2 }), onSnapshot: { actions: ({ event }) => void snapshots.push(event.snapshot.context as number) } },
+    });
+    const actor = createActor(machine).start();
+    const child = actor.getSnapshot().children.count!;
+    child.send({ type: 'INC' });
+    expect([Object.keys(actor.getSnapshot().children), actor.system.get('the-counter') === child, child.getSnapshot().context, snapshots]).toEqual([['count'], true, 43, [42, 43]]);
+  });
+
+  describe('memory', () => {
+    let dir: string | undefined;
+    afterEach(() => dir && rmSync(dir, { recursive: true, force: true }));
+
+    /** A copy of the installed xstate with the given patches' original texts put back. */
+    function copyWithout(patches: typeof STEP_PATCHES, alsoActorOptions: boolean): string {
+      dir = mkdtempSync(join(tmpdir(), 'troupe-xstate-unpatched-'));
+      const copy = join(dir, 'xstate');
+      cpSync(xstateDir, copy, { recursive: true });
+      for (const name of [...STEP_FILES, ...STATE_NODE_FILES]) {
+        const path = join(copy, 'dist', name);
+        let text = readFileSync(path, 'utf8');
+        for (const patch of patches.filter((p) => p.files.includes(name))) text = text.replace(patch.patched, patch.original);
+        if (alsoActorOptions && PATCHED_FILES.includes(name)) text = text.replace(PATCHED, ORIGINAL);
+        writeFileSync(path, text);
+      }
+      return copy;
+    }
+
+    it('while the JIT has not optimized XState yet, a finished run leaves nothing behind; with the microstep executor assigned as a closure it does', () => {
+      const unoptimized = ['--no-opt'];
+      const patched = retainedBytesPerRun(xstateDir, unoptimized);
+      const reverted = retainedBytesPerRun(copyWithout(STEP_PATCHES.filter((p) => p.name === 'microstep (collecting executor)'), false), unoptimized);
+      expect([patched < 200, reverted > 1000]).toEqual([true, true]);
+    });
+
+    it('a finished run of a machine with an invoked and a spawned child leaves nothing behind for a full GC; unpatched it does', () => {
+      const copy = copyWithout(STEP_PATCHES, true);
+      const patched = retainedBytesPerRun(xstateDir);
+      const unpatched = retainedBytesPerRun(copy);
+      // Patched: the strings V8 caches for the three actor ids (about 24 bytes each). Unpatched:
+      // the object spreads and the cleared shared collections keep each run's children alive.
+      expect([patched < 200, unpatched > 1000]).toEqual([true, true]);
+    });
+  });
+});
