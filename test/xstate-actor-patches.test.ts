@@ -86,6 +86,68 @@ describe('the xstate Actor and spawn patches (scripts/patch-xstate-actor.mjs)', 
     expect([Object.keys(actor.getSnapshot().children), actor.system.get('the-counter') === child, child.getSnapshot().context, snapshots]).toEqual([['count'], true, 43, [42, 43]]);
   });
 
+  it('send every inspection event, as unpatched XState does, to an inspector given at creation or added later, and none after its unsubscribe', () => {
+    const early: string[] = [];
+    const late: string[] = [];
+    const name = (e: { type: string; event?: { type: string } }): string => (e.type === '@xstate.event' ? `${e.type} ${e.event!.type}` : e.type);
+    const kid = fromTransition((count: number) => count + 1, 0);
+    const machine = setup({ actors: { kid }, actions: { note: () => undefined } }).createMachine({
+      initial: 'a',
+      states: { a: { invoke: { id: 'k', src: 'kid' }, on: { GO: { target: 'b', actions: 'note' } } }, b: { on: { GO: 'a' } } },
+    });
+    const actor = createActor(machine, { inspect: (e) => void early.push(name(e)) }).start();
+    actor.send({ type: 'GO' });
+    const subscription = actor.system.inspect((e) => void late.push(name(e)));
+    actor.send({ type: 'GO' });
+    actor.getSnapshot().children.k!.send({ type: 'TICK' });
+    subscription.unsubscribe();
+    actor.send({ type: 'GO' });
+    // The sequences unpatched xstate 5.33.3 gives for this script (recorded from a pristine copy).
+    expect([early, late]).toEqual([
+      [
+        '@xstate.actor',
+        '@xstate.actor',
+        '@xstate.event xstate.init',
+        '@xstate.event xstate.init',
+        '@xstate.snapshot',
+        '@xstate.action',
+        '@xstate.snapshot',
+        '@xstate.event GO',
+        '@xstate.action',
+        '@xstate.action',
+        '@xstate.microstep',
+        '@xstate.snapshot',
+        '@xstate.snapshot',
+        '@xstate.event GO',
+        '@xstate.actor',
+        '@xstate.action',
+        '@xstate.microstep',
+        '@xstate.event xstate.init',
+        '@xstate.snapshot',
+        '@xstate.snapshot',
+        '@xstate.event TICK',
+        '@xstate.snapshot',
+        '@xstate.event GO',
+        '@xstate.action',
+        '@xstate.action',
+        '@xstate.microstep',
+        '@xstate.snapshot',
+        '@xstate.snapshot',
+      ],
+      [
+        '@xstate.event GO',
+        '@xstate.actor',
+        '@xstate.action',
+        '@xstate.microstep',
+        '@xstate.event xstate.init',
+        '@xstate.snapshot',
+        '@xstate.snapshot',
+        '@xstate.event TICK',
+        '@xstate.snapshot',
+      ],
+    ]);
+  });
+
   describe('memory', () => {
     let dir: string | undefined;
     afterEach(() => dir && rmSync(dir, { recursive: true, force: true }));
