@@ -23,13 +23,14 @@
  * - Inspection events: the system keeps whether anyone inspects it (`_inspected`, set by
  *   `inspect` and its unsubscribe), and each of the six places that sends an inspection event
  *   builds it only then. XState's `_sendInspectionEvent` dropped an event nobody listened to,
- *   but every action, relayed event, snapshot, actor and macrostep built one first (about 4%
- *   of W4's time; troupe's inspector and tracing still get every event).
+ *   but every action, relayed event, snapshot, actor and macrostep built one first (a few
+ *   percent of W4's time, within the noise of one measurement; troupe's inspector and tracing
+ *   still get every event).
  * - enterStates (invoke) and resolveSpawn (children): two object spreads of the form
- *   `{ ...a, key: value }` become a plain object with the fields spawnChild reads and an
- *   Object.assign. On Node 20 that spread form keeps what it copies alive past young-
- *   generation GCs (measured: about 1.6 KB per invoked child, the child's input and options),
- *   which promotes a finished run into the old generation.
+ *   `{ ...a, key: value }`, with a key `a` does not have, become a plain object with the fields
+ *   spawnChild reads and an Object.assign. On Node 20 that spread form keeps what it copies
+ *   alive past young-generation GCs (measured in a text-only run: about 500 bytes per run for
+ *   its two invokes), which promotes a finished run into the old generation.
  */
 
 /** The Actor patches for the step files `files`, each commented with `mark`. */

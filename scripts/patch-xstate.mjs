@@ -10,6 +10,9 @@
  * 0.09 µs for `Object.assign({}, defaultOptions, options)`), and troupe creates an actor per
  * tool call. The replacement builds the same plain object: `options` is a plain options
  * object (or undefined, which both forms ignore), and `defaultOptions` has no accessors.
+ * The spread also kept each child actor's options (its input, its parent) alive past
+ * young-generation GCs on Node 20, about 1.6 KB per invoked child; Object.assign does not
+ * (test/xstate-actor-patches.test.ts, with test/fixtures/actor-retention.mjs).
  *
  * Refuses (exit 1) on any other xstate version or when a file does not hold the exact text
  * it replaces: a new xstate must be looked at again, never patched blindly. Idempotent.
