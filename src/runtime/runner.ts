@@ -159,7 +159,8 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   /** Withdraws a steer or follow-up message while it is unread. Returns false once it was read (or is unknown). */
   unsteer(id: string): boolean {
     if (!this.unread?.delete(id)) return false;
-    this.actor.send({ type: 'steer.remove', id });
+    // An ended run reads nothing more: the message is withdrawn without telling it.
+    if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'steer.remove', id });
     return true;
   }
 

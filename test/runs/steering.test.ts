@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { Agent, Runner, UserError, tool, toolResult, type RunEvent } from '../../src/index.js';
 import { ScriptedModel, batch, call, text } from '../../src/entry/testing.js';
@@ -68,6 +68,21 @@ describe('steer', () => {
     expect(userTexts(model, 0)).toEqual(['q', 'keep me']);
     expect(handle.unsteer(keep)).toBe(false);
     expect(handle.unsteer('steer_99')).toBe(false);
+  });
+
+  it('unsteer after the run ended withdraws a message it never read (true) without sending anything to the stopped run', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      const model = new ScriptedModel([text('ok')]);
+      const handle = Runner.stream(new Agent({ name: 'a', model }), 'q');
+      const unread = handle.steer('never read');
+      handle.cancel();
+      const events = await collect(handle);
+      expect([events.at(-1)?.type, model.requests.length, handle.unsteer(unread), handle.unsteer(unread)]).toEqual(['run_failed', 0, true, false]);
+      expect(warn.mock.calls).toEqual([]);
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('steeringMode one-at-a-time takes one queued message per request; the rest keep the run going', async () => {
