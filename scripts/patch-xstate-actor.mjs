@@ -34,7 +34,15 @@
  */
 
 /** The Actor patches for the step files `files`, each commented with `mark`. */
-export const actorPatches = (files, mark) => [
+export const actorPatches = (files, mark) => {
+  /** One place that sends an inspection event: `system` (as written there) builds it only when inspected. */
+  const inspectedOnly = (where, indent, system, type) => ({
+    name: `${where} (inspection event only when inspected)`,
+    files,
+    original: `${indent}${system}._sendInspectionEvent({\n${indent}  type: '${type}',\n`,
+    patched: `${indent}if (${system}._inspected) ${system}._sendInspectionEvent({\n${indent}  type: '${type}',\n`,
+  });
+  return [
   {
     name: 'Actor (empty listener sentinels)',
     files,
@@ -245,64 +253,11 @@ const defaultOptions = {
         }
 `,
   },
-  {
-    name: 'createSystem#_relay (inspection event only when inspected)',
-    files,
-    original: `      system._sendInspectionEvent({
-        type: '@xstate.event',
-`,
-    patched: `      if (system._inspected) system._sendInspectionEvent({
-        type: '@xstate.event',
-`,
-  },
-  {
-    name: 'Actor actionExecutor (inspection event only when inspected)',
-    files,
-    original: `          this._actorScope.system._sendInspectionEvent({
-            type: '@xstate.action',
-`,
-    patched: `          if (this._actorScope.system._inspected) this._actorScope.system._sendInspectionEvent({
-            type: '@xstate.action',
-`,
-  },
-  {
-    name: 'Actor (created) (inspection event only when inspected)',
-    files,
-    original: `    this.system._sendInspectionEvent({
-      type: '@xstate.actor',
-`,
-    patched: `    if (this.system._inspected) this.system._sendInspectionEvent({
-      type: '@xstate.actor',
-`,
-  },
-  {
-    name: 'Actor#update (inspection event only when inspected)',
-    files,
-    original: `    this.system._sendInspectionEvent({
-      type: '@xstate.snapshot',
-`,
-    patched: `    if (this.system._inspected) this.system._sendInspectionEvent({
-      type: '@xstate.snapshot',
-`,
-  },
-  {
-    name: 'Actor#start (inspection event only when inspected)',
-    files,
-    original: `    this.system._sendInspectionEvent({
-      type: '@xstate.event',
-`,
-    patched: `    if (this.system._inspected) this.system._sendInspectionEvent({
-      type: '@xstate.event',
-`,
-  },
-  {
-    name: 'macrostep (inspection event only when inspected)',
-    files,
-    original: `    actorScope.system._sendInspectionEvent({
-      type: '@xstate.microstep',
-`,
-    patched: `    if (actorScope.system._inspected) actorScope.system._sendInspectionEvent({
-      type: '@xstate.microstep',
-`,
-  },
+  inspectedOnly('createSystem#_relay', '      ', 'system', '@xstate.event'),
+  inspectedOnly('Actor actionExecutor', '          ', 'this._actorScope.system', '@xstate.action'),
+  inspectedOnly('Actor (created)', '    ', 'this.system', '@xstate.actor'),
+  inspectedOnly('Actor#update', '    ', 'this.system', '@xstate.snapshot'),
+  inspectedOnly('Actor#start', '    ', 'this.system', '@xstate.event'),
+  inspectedOnly('macrostep', '    ', 'actorScope.system', '@xstate.microstep'),
 ];
+};

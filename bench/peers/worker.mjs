@@ -112,26 +112,23 @@ settle();
 
 // W4 throughput: 1,000 runs (one turn of 5 calls, then text) started at once, runs per second.
 {
-  const rates = [];
-  for (let i = 0; i < 6; i++) {
-    const start = performance.now();
-    await Promise.all(Array.from({ length: W4_RUNS }, () => adapter.run(calls(W4_CALLS))));
-    const seconds = (performance.now() - start) / 1000;
-    if (i > 0) rates.push(W4_RUNS / seconds); // the first pass is a warm-up
-    settle();
-  }
-  out.w4_runs_per_s = median(rates);
+  /** Median runs/s of 5 passes after a warm-up pass; `between` runs after each pass. */
+  const passes = async (between) => {
+    const rates = [];
+    for (let i = 0; i < 6; i++) {
+      const start = performance.now();
+      await Promise.all(Array.from({ length: W4_RUNS }, () => adapter.run(calls(W4_CALLS))));
+      if (i > 0) rates.push(W4_RUNS / ((performance.now() - start) / 1000)); // the first pass is a warm-up
+      between();
+    }
+    return median(rates);
+  };
+  out.w4_runs_per_s = await passes(settle);
   // The same passes back to back, without the forced full GCs between them (a busy server
   // never forces one): V8's own heap sizing and its optimized code carry over from pass to
   // pass. A forced full GC between passes also throws away optimized code that holds objects
   // of the finished runs (V8 deoptimizes it for "weak objects"), and the next pass warms up again.
-  const backToBack = [];
-  for (let i = 0; i < 6; i++) {
-    const start = performance.now();
-    await Promise.all(Array.from({ length: W4_RUNS }, () => adapter.run(calls(W4_CALLS))));
-    if (i > 0) backToBack.push(W4_RUNS / ((performance.now() - start) / 1000));
-  }
-  out.w4_back_to_back_runs_per_s = median(backToBack);
+  out.w4_back_to_back_runs_per_s = await passes(() => undefined);
   settle();
 }
 log(`W4 ${out.w4_runs_per_s.toFixed(0)} runs/s, back to back ${out.w4_back_to_back_runs_per_s.toFixed(0)}`);
