@@ -4,10 +4,14 @@
  * and two children, and every tool call one more, so what an actor costs to make and to drop
  * is paid per run and per call. Each patch keeps XState's behaviour exactly:
  *
- * - Actor scope: `defer` and `stopChild` are one function each, shared by every actor and
- *   called as methods of the scope (every caller in XState and troupe writes `scope.defer(…)`,
- *   `scope.stopChild(…)`), instead of two closures per actor. `emit` and `actionExecutor`
- *   stay closures: XState destructures the one and swaps the other during a microstep.
+ * - Actor scope: `defer`, `stopChild` and `actionExecutor` are one function each, shared by
+ *   every actor and called as methods of the scope (every caller in XState and troupe writes
+ *   `scope.defer(…)`, `scope.stopChild(…)`, `scope.actionExecutor(…)`; the microstep that swaps
+ *   in its collecting executor calls the saved one with the scope as `this`), instead of three
+ *   closures per actor. An action that runs at once no longer makes an `exec` closure either.
+ *   `emit` stays a closure: XState's callback and observable actors destructure it.
+ * - Mailbox: holds its actor and calls its `_process`, instead of a function bound to it; the
+ *   mailbox an actor gets when it stops (XState makes a new one) no longer binds one either.
  * - Actor: starts with shared empty observer and event-listener collections, replaced by the
  *   actor's own on its first subscribe / on (the only writes). Most child actors (every tool
  *   call) never get an observer: two collections fewer per actor.
@@ -22,7 +26,7 @@
  *   dictionary object; each run stops two children at its end, each tool call one).
  * - Inspection events: the system keeps whether anyone inspects it (`_inspected`, set by
  *   `inspect` and its unsubscribe), and each of the six places that sends an inspection event
- *   builds it only then. XState's `_sendInspectionEvent` dropped an event nobody listened to,
+ *   builds it only then (five patched in place, the action executor's in its shared function). XState's `_sendInspectionEvent` dropped an event nobody listened to,
  *   but every action, relayed event, snapshot, actor and macrostep built one first (a few
  *   percent of W4's time, within the noise of one measurement; troupe's inspector and tracing
  *   still get every event).
@@ -254,10 +258,148 @@ const defaultOptions = {
 `,
   },
   inspectedOnly('createSystem#_relay', '      ', 'system', '@xstate.event'),
-  inspectedOnly('Actor actionExecutor', '          ', 'this._actorScope.system', '@xstate.action'),
   inspectedOnly('Actor (created)', '    ', 'this.system', '@xstate.actor'),
   inspectedOnly('Actor#update', '    ', 'this.system', '@xstate.snapshot'),
   inspectedOnly('Actor#start', '    ', 'this.system', '@xstate.event'),
   inspectedOnly('macrostep', '    ', 'actorScope.system', '@xstate.microstep'),
+  // The action executor's inspection event (the seventh place) is built only when inspected too: see runActionOf.
+  ...['executingCustomAction', 'exports.executingCustomAction'].flatMap((flag) => sharedActionExecutor(files.filter((f) => usesExportedFlag(f) === flag.startsWith('exports.')), mark, flag)),
+  {
+    name: 'Mailbox (owner instead of a bound function)',
+    files,
+    original: `  constructor(_process) {
+    this._process = _process;
+    this._active = false;
+`,
+    patched: `  ${mark} the actor itself, whose _process it calls: no bound function per mailbox.
+  constructor(owner) {
+    this._owner = owner;
+    this._active = false;
+`,
+  },
+  {
+    name: 'Mailbox#flush (owner)',
+    files,
+    original: `      this._process(consumed.value);
+`,
+    patched: `      this._owner._process(consumed.value);
+`,
+  },
+  {
+    name: 'Actor (mailbox)',
+    files,
+    original: `    this.id = void 0;
+    this.mailbox = new Mailbox(this._process.bind(this));
+`,
+    patched: `    this.id = void 0;
+    this.mailbox = new Mailbox(this);
+`,
+  },
+  {
+    name: 'Actor#_stop (mailbox)',
+    files,
+    original: `    this.mailbox = new Mailbox(this._process.bind(this));
+    this._processingStatus = ProcessingStatus.Stopped;
+`,
+    patched: `    this.mailbox = new Mailbox(this);
+    this._processingStatus = ProcessingStatus.Stopped;
+`,
+  },
 ];
 };
+
+/** Whether a build reads XState's executing-custom-action flag as an export (the development CommonJS build). */
+const usesExportedFlag = (file) => file.includes('.development.cjs.');
+
+/**
+ * The actor scope's action executor as one shared function (called as a scope method, \`this\` is
+ * the scope; the microstep patch calls it so), for the builds in `files`, whose flag is spelled `flag`.
+ * An action that runs now no longer makes an \`exec\` closure; a deferred one still does.
+ */
+function sharedActionExecutor(files, mark, flag) {
+  if (files.length === 0) return [];
+  const run = `  const saveExecutingCustomAction = ${flag};
+  try {
+    ${flag} = true;
+    action.exec(action.info, action.params);
+  } finally {
+    ${flag} = saveExecutingCustomAction;
+  }
+`;
+  return [
+    {
+      name: `Actor scope (shared actionExecutor, ${flag})`,
+      files,
+      original: `      actionExecutor: action => {
+BODY      }
+    };
+`.replace('BODY', BODY_OF(flag)),
+      patched: `      ${mark} one function for every actor (see executeActionOnScope).
+      actionExecutor: executeActionOnScope
+    };
+`,
+    },
+    {
+      name: `Actor scope functions (actionExecutor, ${flag})`,
+      files,
+      original: `/**
+ * An Actor is a running process that can receive events, send events and change
+`,
+      patched: `${mark} an actor scope's action executor, shared by every actor (\`this\` is the scope).
+function executeActionOnScope(action) {
+  const actor = this.self;
+  if (actor._processingStatus === ProcessingStatus.Running) {
+    runActionOf(actor, action);
+  } else {
+    actor._deferred.push(() => runActionOf(actor, action));
+  }
+}
+function runActionOf(actor, action) {
+  if (actor._actorScope.system._inspected) actor._actorScope.system._sendInspectionEvent({
+    type: '@xstate.action',
+    actorRef: actor,
+    action: {
+      type: action.type,
+      params: action.params
+    }
+  });
+  if (!action.exec) {
+    return;
+  }
+${run}}
+
+/**
+ * An Actor is a running process that can receive events, send events and change
+`,
+    },
+  ];
+}
+
+
+/** XState's action executor body, as written in builds whose flag is spelled `flag`. */
+const BODY_OF = (flag) => `        const exec = () => {
+          this._actorScope.system._sendInspectionEvent({
+            type: '@xstate.action',
+            actorRef: this,
+            action: {
+              type: action.type,
+              params: action.params
+            }
+          });
+          if (!action.exec) {
+            return;
+          }
+          const saveExecutingCustomAction = ${flag};
+          try {
+            ${flag} = true;
+            action.exec(action.info, action.params);
+          } finally {
+            ${flag} = saveExecutingCustomAction;
+          }
+        };
+        if (this._processingStatus === ProcessingStatus.Running) {
+          exec();
+        } else {
+          this._deferred.push(exec);
+        }
+`;

@@ -216,7 +216,7 @@ function createMachineSnapshot(config, machine) {
   ${MARK} the closure is made apart from the assignment (see the header).
   const collectingExecutor = action => {
     actions.push(action);
-    originalExecutor(action);
+    originalExecutor.call(actorScope, action);
   };
   actorScope.actionExecutor = collectingExecutor;
 `,
