@@ -1,5 +1,6 @@
 import type { ActorLogic, AnyActorRef, EventObject, Snapshot } from 'xstate';
 import type { CallJob, CallOutcome } from './call-pipeline.js';
+import { inNextMicrotask } from '../runtime/microtask.js';
 import { createToolCallActor } from './tool-call.js';
 
 /** One call's single outcome, addressed by the call's unique key. */
@@ -60,7 +61,7 @@ export const toolExecutorLogic: ActorLogic<ExecutorSnapshot, ExecutorEvent, unde
       if (snapshot.children.size === 0) handOver(scope.self as AnyActorRef, snapshot);
       else if (snapshot.queue.length === 1) {
         const self = scope.self as AnyActorRef;
-        queueMicrotask(() => {
+        inNextMicrotask(() => {
           if (self.getSnapshot().status === 'active') self.send({ type: 'flush' });
         });
       }

@@ -5,6 +5,7 @@ import type { RunMachine } from '../machines/run.machine.js';
 import type { Message, RunEvent, RunInputValue, Usage } from '../types.js';
 import type { ApprovalRouter } from './approvals.js';
 import type { HumanRouter } from './humans.js';
+import { inNextMicrotask } from './microtask.js';
 import type { RunOptions } from './run-options.js';
 import type { Audience, RunOutcome, RunState } from './run-state.js';
 
@@ -84,7 +85,7 @@ export function launchRun(params: LaunchParams): LaunchedRun {
   actor.start();
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
-  queueMicrotask(() => {
+  inNextMicrotask(() => {
     if (actor.getSnapshot().status === 'active') actor.send({ type: 'START' });
   });
   return { actor, outcome, cancel };
