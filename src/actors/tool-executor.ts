@@ -1,6 +1,6 @@
 import type { ActorLogic, AnyActorRef, EventObject, Snapshot } from 'xstate';
-import type { CallJob, CallOutcome } from './call-pipeline.js';
 import { inNextMicrotask } from '../runtime/microtask.js';
+import type { CallJob, CallOutcome } from './call-pipeline.js';
 import { createToolCallActor } from './tool-call.js';
 
 /** One call's single outcome, addressed by the call's unique key. */
