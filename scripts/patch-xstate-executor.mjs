@@ -13,7 +13,8 @@
 
 /** The executor and mailbox patches for the step files `files`, each commented with `mark`. */
 export const executorPatches = (files, mark) => [
-  ...['executingCustomAction', 'exports.executingCustomAction'].flatMap((flag) => sharedActionExecutor(files.filter((f) => usesExportedFlag(f) === flag.startsWith('exports.')), mark, flag)),
+  ...sharedActionExecutor(files.filter((f) => !usesExportedFlag(f)), mark, 'executingCustomAction'),
+  ...sharedActionExecutor(files.filter(usesExportedFlag), mark, 'exports.executingCustomAction'),
   {
     name: 'Mailbox (owner instead of a bound function)',
     files,
@@ -66,7 +67,6 @@ const usesExportedFlag = (file) => file.includes('.development.cjs.');
  * An action that runs now no longer makes an `exec` closure; a deferred one still does.
  */
 function sharedActionExecutor(files, mark, flag) {
-  if (files.length === 0) return [];
   const run = `  const saveExecutingCustomAction = ${flag};
   try {
     ${flag} = true;
