@@ -2,7 +2,7 @@ import { fromPromise } from 'xstate';
 import type { ApprovalHandler, ApprovalRequest } from '../agent.js';
 import { asError } from '../errors.js';
 import { approvalNeeded, handlerVerdict } from '../rules/approval.js';
-import type { ApprovalOutcome, ApprovalRouter, PendingApproval } from '../runtime/approvals.js';
+import { editedArguments, type ApprovalOutcome, type ApprovalRouter, type EditedArguments, type PendingApproval } from '../runtime/approvals.js';
 import type { RunContext } from '../tools/context.js';
 import type { Tool } from '../tools/tool.js';
 
@@ -22,8 +22,11 @@ export interface ApprovalInput {
   reportFailure(error: Error): void;
   /** beforeToolCall hooks: a block reason, or undefined to go on. May throw. */
   block?(): Promise<string | undefined>;
-  /** A decision recorded in the run's log for exactly these arguments (resume, `Runner.decide`): it applies without asking. */
-  readonly recorded?: { readonly approved: boolean; readonly reason?: string };
+  /**
+   * A decision recorded in the run's log for exactly these arguments (resume, `Runner.decide`):
+   * it applies without asking, with the edited arguments it was made with.
+   */
+  readonly recorded?: { readonly approved: boolean; readonly reason?: string; readonly edits?: EditedArguments };
   /** When the stored request of this wait was made (resume): the timeout counts from there. */
   readonly requestedAt?: number;
   /** The wait opened (after the predicate said it is needed): the run logs the request. Must not throw. */
@@ -65,7 +68,10 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
     return { approved: false, by: 'error' };
   }
   if (!needed) return { approved: true, by: 'policy' };
-  if (input.recorded) return { approved: input.recorded.approved, by: 'record', ...(input.recorded.reason !== undefined ? { reason: input.recorded.reason } : {}) };
+  if (input.recorded) {
+    const { approved, reason, edits } = input.recorded;
+    return { approved, by: 'record', ...(reason !== undefined ? { reason } : {}), ...(approved && edits ? { edits } : {}) };
+  }
   if (signal.aborted) return { approved: false, by: 'cancel' };
   return new Promise<ApprovalOutcome>((resolve) => {
     const view: PendingApproval = { ...input.view, requestedAt: input.requestedAt ?? Date.now() };
@@ -73,13 +79,13 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
     let handlerAsked = false;
     let leftToConsumer = false;
     let timer: NodeJS.Timeout | undefined;
-    const finish = (approved: boolean, by: ApprovalOutcome['by'], reason?: string, edits?: { args: unknown }): void => {
+    const finish = (approved: boolean, by: ApprovalOutcome['by'], reason?: string, edits?: EditedArguments): void => {
       if (done) return;
       done = true;
       if (timer) clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
       router.settle(view.approvalId, approved);
-      const outcome: ApprovalOutcome = { approved, by, ...(reason !== undefined ? { reason } : {}), ...(approved && edits ? { edits: { args: edits.args } } : {}) };
+      const outcome: ApprovalOutcome = { approved, by, ...(reason !== undefined ? { reason } : {}), ...(approved && edits ? { edits } : {}) };
       input.onDecided?.(outcome);
       resolve(outcome);
     };
@@ -116,7 +122,8 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
       consumerLeft: () => (!leftToConsumer ? void askHandler() : input.parks?.() === true ? undefined : finish(false, 'handler')),
     });
     input.onOpened?.(view);
-    input.announce(view, (approved, reason, edits) => finish(approved, 'consumer', reason, edits));
+    // Edits become JSON text here, so a value that cannot be logged throws at approve() and the wait stays open.
+    input.announce(view, (approved, reason, edits) => finish(approved, 'consumer', reason, approved && edits !== undefined ? editedArguments(edits) : undefined));
     if (router.consumerGone || router.passImmediately) void askHandler();
   });
 }

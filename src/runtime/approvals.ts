@@ -5,6 +5,33 @@ export function runOfApproval(approvalId: string): string {
   return approvalId.slice(0, Math.max(0, approvalId.lastIndexOf(':')));
 }
 
+/**
+ * Arguments an approver edited, as the JSON text the call will run with. Edits are kept as
+ * text, like the model's own arguments, so the live run, the log and a resumed run all parse,
+ * check and validate the same bytes (a decision binds to their hash).
+ */
+export interface EditedArguments {
+  readonly arguments: string;
+}
+
+/**
+ * The JSON text of an approver's edits (`{ args }`).
+ * @throws UserError when `edits` is not `{ args }` or `args` cannot be written as JSON (a cycle, a BigInt, a function).
+ */
+export function editedArguments(edits: { args: unknown }): EditedArguments {
+  if (typeof edits !== 'object' || edits === null || !('args' in edits)) {
+    throw new UserError(`Edits of an approval must be { args: <JSON object> }, got ${edits === null ? 'null' : typeof edits}.`);
+  }
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(edits.args);
+  } catch (error) {
+    throw new UserError(`Edited arguments cannot be written as JSON: ${(error as Error).message}.`);
+  }
+  if (typeof text !== 'string') throw new UserError(`Edited arguments cannot be written as JSON (got ${typeof edits.args}).`);
+  return { arguments: text };
+}
+
 /** A call waiting for a decision, anywhere in the run tree. */
 export interface PendingApproval {
   /** Unique in the run tree: `<runId>:<turn>.<index>`. */
@@ -39,8 +66,8 @@ export interface ApprovalOutcome {
   readonly reason?: string;
   /** A beforeToolCall hook blocked the call, with this reason. */
   readonly blockedBy?: string;
-  /** Arguments the approver edited (raw JSON object); validated again before the call runs. */
-  readonly edits?: { readonly args: unknown };
+  /** Arguments the approver edited, as JSON text (like the model's): parsed and validated again before the call runs. */
+  readonly edits?: EditedArguments;
   /** A beforeToolCall hook threw: the call's error text. */
   readonly hookFailure?: string;
 }
@@ -49,7 +76,7 @@ export interface ApprovalOutcome {
 export interface ApprovalWait {
   readonly view: PendingApproval;
   /** Ends the wait (first call wins; later calls do nothing). */
-  decide(approved: boolean, by: DecidedBy, reason?: string, edits?: { args: unknown }): void;
+  decide(approved: boolean, by: DecidedBy, reason?: string, edits?: EditedArguments): void;
   /** The stream consumer pulled past the request without deciding. */
   consumerPassed(): void;
   /** Nobody will read the stream any more. */
@@ -127,11 +154,15 @@ export class ApprovalRouter {
     return byCall[0];
   }
 
-  /** Decides one waiting call; false when nothing matches. @throws UserError on an ambiguous call id. */
+  /**
+   * Decides one waiting call; false when nothing matches.
+   * @throws UserError on an ambiguous call id, or edits whose `args` cannot be written as JSON (the wait stays open).
+   */
   decide(target: ApprovalTarget, approved: boolean, reason?: string, edits?: { args: unknown }): boolean {
+    const text = approved && edits !== undefined ? editedArguments(edits) : undefined;
     const wait = this.find(target);
     if (!wait) return false;
-    wait.decide(approved, 'consumer', reason, edits);
+    wait.decide(approved, 'consumer', reason, text);
     return true;
   }
 

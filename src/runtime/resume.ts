@@ -1,4 +1,5 @@
 import { UserError } from '../errors.js';
+import { editsIntact } from './args-hash.js';
 import type { ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointHead } from '../store/checkpoint-store.js';
 import type { AssistantMessage, Message, ToolResultMessage } from '../types.js';
 
@@ -76,7 +77,8 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
         const waiting = approvals.get(entry.approvalId);
         if (!waiting) throw new UserError(`Checkpoint entry ${index + 1} decides approval '${entry.approvalId}', which the open turn did not request.`);
         // Fail closed: a decision binds to the request's call and exact arguments; one for other arguments is ignored.
-        if (entry.callId === waiting.request.callId && entry.argsHash === waiting.request.argsHash) waiting.decision ??= entry;
+        // Edited arguments must still have the hash they were stored with, or the call is asked again.
+        if (entry.callId === waiting.request.callId && entry.argsHash === waiting.request.argsHash && editsIntact(entry)) waiting.decision ??= entry;
         break;
       }
       case 'subrun_start':

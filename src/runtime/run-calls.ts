@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Agent } from '../agent.js';
 import type { Tool } from '../tools/tool.js';
 import type { AnyActorRef } from 'xstate';
@@ -15,6 +14,8 @@ import { blockReason, hasHook, hookContext, reshapeResult } from './run-hooks.js
 import { CallContext } from '../tools/call-context.js';
 import type { Message, ToolCallCompletedEvent } from '../types.js';
 import type { ApprovalOutcome } from './approvals.js';
+import { hashArguments } from './args-hash.js';
+import type { ApprovalDecisionEntry } from '../store/checkpoint-store.js';
 import { eventBase } from './event-base.js';
 import { log, parksForApprovals } from './run-end.js';
 import { countToolCall } from './run-spend.js';
@@ -22,11 +23,6 @@ import { runPort, type Batch, type CallSlot, type RunState } from './run-state.j
 
 /** Decisions worth keeping across a restart: a person's, the handler's, a timeout. (A cancel or a park withdraws the wait; it decides nothing.) */
 const LOGGED_DECIDERS = new Set<string>(['consumer', 'handler', 'timeout']);
-
-/** A decision binds to the call's exact argument text. */
-export function hashArguments(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
 
 /** The preflight verdict that decides where the chart goes next. */
 export type PreflightVerdictEvent = { readonly type: 'preflight.done' | 'preflight.approval' | 'preflight.alone' | 'preflight.stop' | 'preflight.full' };
@@ -134,7 +130,7 @@ export function approvalInput(state: RunState): ApprovalInput {
   const same = stored !== undefined && stored.request.argsHash === argsHash;
   const decision = same && stored.decision?.argsHash === argsHash ? stored.decision : undefined;
   return {
-    ...(decision ? { recorded: { approved: decision.approved, ...(decision.reason !== undefined ? { reason: decision.reason } : {}) } } : {}),
+    ...(decision ? { recorded: recordedDecision(decision) } : {}),
     ...(same ? { requestedAt: stored.request.requestedAt } : {}),
     onOpened: (view) => {
       (state.openWaits ??= new Map()).set(approvalId, { approvalId, callId: slot.call.id, tool: slot.call.name, arguments: slot.call.arguments, requestedAt: view.requestedAt });
@@ -145,7 +141,9 @@ export function approvalInput(state: RunState): ApprovalInput {
       // A wait withdrawn by parking ('cancel') is still what the suspended run waits for.
       if (outcome.by !== 'cancel') state.openWaits?.delete(approvalId);
       if (!durable || !LOGGED_DECIDERS.has(outcome.by)) return;
-      log(state, { kind: 'approval_decision', approvalId, callId: slot.call.id, argsHash, approved: outcome.approved, ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}), by: outcome.by, decidedAt: Date.now() });
+      // Edited arguments are part of the decision: a resumed run runs exactly these (their hash guards the text).
+      const edits = outcome.approved && outcome.edits ? { editedArguments: outcome.edits.arguments, editedArgsHash: hashArguments(outcome.edits.arguments) } : {};
+      log(state, { kind: 'approval_decision', approvalId, callId: slot.call.id, argsHash, approved: outcome.approved, ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}), ...edits, by: outcome.by, decidedAt: Date.now() });
     },
     view: { approvalId, runId: state.runId, callId: slot.call.id, path: base.path, agent: base.agent, tool: slot.call.name, args: slot.args, turn },
     tool: slot.tool!,
@@ -184,11 +182,29 @@ export function rejectDenied(state: RunState, outcome: ApprovalOutcome): void {
   reject(state, slot, `Tool error: approval denied for tool '${slot.call.name}'${reason}`);
 }
 
-/** The approver's edited arguments, if any, as a cleared call's new raw and validated args; a string when they are invalid. */
+/** A stored decision as the approval wait applies it; edits only when their text still has the hash they were stored with (restore checks this too). */
+function recordedDecision(decision: ApprovalDecisionEntry): NonNullable<ApprovalInput['recorded']> {
+  return {
+    approved: decision.approved,
+    ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+    ...(decision.editedArguments !== undefined ? { edits: { arguments: decision.editedArguments } } : {}),
+  };
+}
+
+/**
+ * The approver's edited arguments, if any, as a cleared call's new raw and validated args; a
+ * string when they are invalid. The edits are JSON text, parsed, checked and validated the way
+ * the model's arguments are, so a live run and a resumed one run the same value.
+ */
 export function editedArgs(state: RunState, outcome: ApprovalOutcome): { raw: Record<string, unknown>; args: unknown } | string | undefined {
   if (!outcome.edits) return undefined;
   const slot = currentSlot(state);
-  const raw = outcome.edits.args;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(outcome.edits.arguments);
+  } catch {
+    return `edited arguments for tool '${slot.call.name}' are not valid JSON`;
+  }
   if (!isObject(raw)) return `edited arguments for tool '${slot.call.name}' must be a JSON object`;
   try {
     return { raw, args: validateArguments(slot.tool!, raw) };

@@ -10,7 +10,9 @@ import { pendingStoredApprovals } from '../runtime/decide.js';
 import type { ApprovalRequestEntry, CheckpointStore, RunStatus } from '../store/checkpoint-store.js';
 import type { RunJob } from '../store/postgres-queue.js';
 import type { RunBus } from '../store/run-bus.js';
+import { checkEditedArgs, parseApproveBody } from './approve-body.js';
 import { HttpError, SseStream, parseJsonObject, readBody, sendJson } from './http.js';
+import { agentFor, type RecoveryHost } from './run-recovery.js';
 import { RemoteStreams, isFinished } from './remote-streams.js';
 import { steerIdFor } from '../worker/message-applier.js';
 import type { ClusterListing } from './run-index.js';
@@ -30,6 +32,8 @@ export interface ClusterRouteContext {
   readonly streams: RemoteStreams;
   readonly sse: Set<SseStream>;
   readonly agentNames: readonly string[];
+  /** The registered agents, to validate edited approval args before they are sent (the worker validates them again). */
+  readonly agents?: RecoveryHost['agents'];
   readonly maxBodyBytes: number;
   readonly maxInputChars: number;
   readonly maxReasonChars: number;
@@ -132,27 +136,29 @@ async function liveState(cluster: ServerCluster, runId: string): Promise<void> {
  * once the owning worker applies it; the run's events show the outcome.
  */
 async function approveRemote(text: string, req: IncomingMessage, ctx: ClusterRouteContext): Promise<Record<string, unknown>> {
-  const body = parseJsonObject(text, req, {
-    approvalId: { type: 'string', nonEmpty: true, optional: true },
-    runId: { type: 'string', nonEmpty: true, optional: true },
-    callId: { type: 'string', nonEmpty: true, optional: true },
-    decision: { type: 'enum', values: ['approve', 'deny'] },
-    reason: { type: 'string', maxLength: ctx.maxReasonChars, optional: true },
-  });
-  const approve = body.decision === 'approve';
-  if (approve && body.reason !== undefined) throw new HttpError(400, 'invalid_field', 'Field \'reason\' is only allowed with decision "deny".');
+  const body = parseApproveBody(text, req, ctx.maxReasonChars);
   if (body.approvalId === undefined && (body.callId === undefined || body.runId === undefined)) throw new HttpError(400, 'invalid_request', "Give 'approvalId', or 'runId' and 'callId'.");
   const runId = body.approvalId !== undefined ? runOfApproval(body.approvalId) : body.runId!;
   const request = await waitingRequest(ctx.cluster.store, runId, body);
   const root = runId.split('/')[0]!;
-  await ctx.cluster.bus.send(root, { kind: 'approve', approvalId: request.approvalId, approved: approve, ...(body.reason ? { reason: body.reason } : {}), by: 'api' });
-  return { runId: request.runId ?? runId, approvalId: request.approvalId, callId: request.callId, decision: body.decision, delivered: 'sent to the run’s worker' };
+  if (body.args !== undefined) await checkRemoteEdits(ctx, root, runId, request.tool, body.args);
+  const message = { kind: 'approve' as const, approvalId: request.approvalId, approved: body.approve, ...(body.reason ? { reason: body.reason } : {}), ...(body.args ? { args: body.args } : {}), by: 'api' };
+  await ctx.cluster.bus.send(root, message);
+  return { runId: request.runId ?? runId, approvalId: request.approvalId, callId: request.callId, decision: body.approve ? 'approve' : 'deny', delivered: 'sent to the run’s worker' };
+}
+
+/** Edited args are validated here when this node has the run's agent; the worker's run validates them again either way. */
+async function checkRemoteEdits(ctx: ClusterRouteContext, root: string, runId: string, tool: string, args: Record<string, unknown>): Promise<void> {
+  const rootSaved = await ctx.cluster.store.load(root);
+  const target = rootSaved && ctx.agents && agentFor(ctx.agents, rootSaved);
+  const waiting = runId === root ? rootSaved : await ctx.cluster.store.load(runId);
+  if (target && waiting) checkEditedArgs(target.agent, waiting.head.agent, tool, args);
 }
 
 /** Looks this long for a request not logged yet: its event and its log entry are written by separate transactions of the worker. */
 const LOOK_AGAIN_MS = [50, 100, 200, 400];
 
-async function waitingRequest(store: CheckpointStore, runId: string, body: Record<string, string | undefined>): Promise<ApprovalRequestEntry & { runId?: string }> {
+async function waitingRequest(store: CheckpointStore, runId: string, body: { readonly approvalId?: string; readonly callId?: string }): Promise<ApprovalRequestEntry & { runId?: string }> {
   for (let attempt = 0; ; attempt++) {
     const found = await findRequest(store, runId, body);
     if (found || attempt >= LOOK_AGAIN_MS.length) return found ?? notFound(runId, body);
@@ -160,11 +166,11 @@ async function waitingRequest(store: CheckpointStore, runId: string, body: Recor
   }
 }
 
-function notFound(runId: string, body: Record<string, string | undefined>): never {
+function notFound(runId: string, body: { readonly approvalId?: string; readonly callId?: string }): never {
   throw new HttpError(404, 'approval_not_found', body.approvalId !== undefined ? `No approval '${body.approvalId}' is waiting.` : `No approval is waiting for call '${body.callId}' in run '${runId}'.`);
 }
 
-async function findRequest(store: CheckpointStore, runId: string, body: Record<string, string | undefined>): Promise<(ApprovalRequestEntry & { runId?: string }) | undefined> {
+async function findRequest(store: CheckpointStore, runId: string, body: { readonly approvalId?: string; readonly callId?: string }): Promise<(ApprovalRequestEntry & { runId?: string }) | undefined> {
   let pending: ApprovalRequestEntry[];
   try {
     pending = runId ? await pendingStoredApprovals(store, runId) : [];

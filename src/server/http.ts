@@ -160,6 +160,8 @@ export async function readBody(req: IncomingMessage, maxBytes: number): Promise<
 export type FieldSpec = (
   | { readonly type: 'string'; readonly nonEmpty?: boolean; readonly maxLength?: number }
   | { readonly type: 'enum'; readonly values: readonly string[] }
+  /** Any JSON value: only its presence is checked here, and the caller reads it from the parsed body. */
+  | { readonly type: 'json' }
 ) & {
   /** The field may be left out (it is then absent from the result). Required by default. */
   readonly optional?: boolean;
@@ -212,6 +214,7 @@ export function checkFields(body: Record<string, unknown>, fields: Record<string
       if (spec.optional) continue;
       throw new HttpError(400, 'missing_field', `Missing field '${name}'.`);
     }
+    if (spec.type === 'json') continue;
     if (spec.type === 'enum') {
       if (typeof value !== 'string' || !spec.values.includes(value)) {
         throw new HttpError(400, 'invalid_field', `Field '${name}' must be ${spec.values.map((v) => JSON.stringify(v)).join(' or ')}.`);

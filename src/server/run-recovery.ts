@@ -3,6 +3,7 @@ import { findAgent } from '../runtime/agent-graph.js';
 import type { CheckpointStore, StoredRun } from '../store/checkpoint-store.js';
 import { decideStored, pendingStoredApprovals } from '../runtime/decide.js';
 import { runOfApproval } from '../runtime/approvals.js';
+import { checkEditedArgs, type ApproveBody } from './approve-body.js';
 import { HttpError } from './http.js';
 
 /** What recovery needs of the server: its agents and a way to start a run resumed from the store. */
@@ -82,14 +83,12 @@ export async function resumeRoute(host: RecoveryHost | undefined, runId: string)
 /**
  * POST /api/chat/approve for a call no live run here is waiting on: a stored run waiting for
  * that approval (suspended, or left by a process that died) gets the decision recorded in its
- * log (Runner.decide) and is resumed, so only the approved call runs. Undefined when the body
- * names no such stored approval (the caller then answers as for live runs).
+ * log (Runner.decide, with the edited `args` validated first) and is resumed, so only the
+ * approved call runs, with the arguments approved. Undefined when the body names no such
+ * stored approval (the caller then answers as for live runs).
+ * @throws HttpError 400 `invalid_args` when edited args do not validate against the waiting tool.
  */
-export async function decideStoredApproval(
-  host: RecoveryHost | undefined,
-  body: { approvalId?: string; runId?: string; callId?: string; reason?: string },
-  approve: boolean,
-): Promise<Record<string, unknown> | undefined> {
+export async function decideStoredApproval(host: RecoveryHost | undefined, body: ApproveBody): Promise<Record<string, unknown> | undefined> {
   if (!host) return undefined;
   const approvalId = body.approvalId;
   const runId = approvalId !== undefined ? runOfApproval(approvalId) : body.runId;
@@ -97,11 +96,15 @@ export async function decideStoredApproval(
   const pending = await pendingStoredApprovals(host.store, runId).catch(() => []);
   const request = pending.find((p) => (approvalId !== undefined ? p.approvalId === approvalId : p.callId === body.callId));
   if (!request) return undefined;
-  await decideStored(host.store, runId, request.approvalId, { approved: approve, ...(body.reason ? { reason: body.reason } : {}), by: 'api' });
   const root = runId.split('/')[0]!;
-  const saved = await host.store.load(root);
-  const target = saved && agentFor(host.agents, saved);
+  const rootSaved = await host.store.load(root);
+  const target = rootSaved && agentFor(host.agents, rootSaved);
+  if (body.args !== undefined && target) {
+    const waiting = runId === root ? rootSaved : await host.store.load(runId);
+    if (waiting) checkEditedArgs(target.agent, waiting.head.agent, request.tool, body.args);
+  }
+  await decideStored(host.store, runId, request.approvalId, { approved: body.approve, ...(body.reason ? { reason: body.reason } : {}), ...(body.args ? { args: body.args } : {}), by: 'api' });
   // Not live here (checked above): continue it now.
   if (target) host.resume(root, target.name, target.agent);
-  return { runId, approvalId: request.approvalId, callId: request.callId, decision: approve ? 'approve' : 'deny', resumed: target !== undefined };
+  return { runId, approvalId: request.approvalId, callId: request.callId, decision: body.approve ? 'approve' : 'deny', resumed: target !== undefined };
 }

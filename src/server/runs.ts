@@ -108,6 +108,8 @@ export interface RunStartParams {
 export class ServerRun {
   readonly id: string;
   readonly agentName: string;
+  /** The run's first agent (edited approval args are validated against its graph's tools). */
+  readonly agent: Agent;
   readonly input: string;
   readonly startedAt = Date.now();
   status: RunStatusWire = 'running';
@@ -132,6 +134,7 @@ export class ServerRun {
   constructor(params: RunStartParams) {
     this.id = params.resumeId ?? params.runId ?? `run_${nanoid(12)}`;
     this.agentName = params.agentName;
+    this.agent = params.agent;
     this.input = params.input;
     this.feed = params.feed;
     this.approvalTimeoutMs = params.approvalTimeoutMs;
@@ -212,12 +215,13 @@ export class ServerRun {
 
   /**
    * Decides the waiting call `approvalId` (of this run or a sub-run; also one the consumer
-   * has not reached yet). `reason` (deny only) reaches the model with the denial. Returns
+   * has not reached yet). `reason` (deny only) reaches the model with the denial; `args`
+   * (approve only) replaces the call's arguments (validated by the run). Returns
    * false when no call with that approval id is waiting; never throws for an unknown id.
    */
-  decide(approvalId: string, approve: boolean, reason?: string): boolean {
+  decide(approvalId: string, approve: boolean, reason?: string, args?: Record<string, unknown>): boolean {
     if (!this.sync().some((approval) => approval.approvalId === approvalId)) return false;
-    const decided = approve ? this.handle.approvals.approve(approvalId) : this.handle.approvals.reject(approvalId, reason);
+    const decided = approve ? this.handle.approvals.approve(approvalId, args !== undefined ? { args } : undefined) : this.handle.approvals.reject(approvalId, reason);
     if (!decided) return false;
     this.holds.get(approvalId)?.finish(approve ? 'approved' : 'denied', 'api', reason);
     return true;

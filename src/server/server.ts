@@ -10,6 +10,7 @@ import { decideStoredApproval, recoverStoredRuns, type RecoveryHost } from './ru
 import { serveRunAction } from './run-action-routes.js';
 import { HttpError, SseStream, allowedHostSet, answerClientError, checkBearer, hostAllowed, parseJsonObject, readBody, sendError, sendJson, timeoutSettings } from './http.js';
 import { findApproval } from './find-approval.js';
+import { checkEditedArgs, parseApproveBody } from './approve-body.js';
 import { agentGraph } from '../inspect/topology.js';
 import { getRunMachine } from '../runtime/run-machine.js';
 import { listRuns, parseRunQuery, storedRunDetail, storedRunView } from './run-index.js';
@@ -192,7 +193,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
     const method = req.method ?? 'GET';
     const route = `${method} ${pathname}`;
     if (cluster && remote) {
-      const ctx = { cluster, streams: remote, sse: streams, agentNames: [...agents.keys()], maxBodyBytes, maxInputChars, maxReasonChars: MAX_REASON_CHARS, isClosing: () => closing };
+      const ctx = { cluster, streams: remote, sse: streams, agentNames: [...agents.keys()], agents, maxBodyBytes, maxInputChars, maxReasonChars: MAX_REASON_CHARS, isClosing: () => closing };
       if (await serveClusterRoute(req, res, pathname, url, ctx)) return;
     }
     switch (route) {
@@ -219,24 +220,16 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         return;
       }
       case 'POST /api/chat/approve': {
-        const body = parseJsonObject(await readBody(req, maxBodyBytes), req, {
-          approvalId: { type: 'string', nonEmpty: true, optional: true },
-          runId: { type: 'string', nonEmpty: true, optional: true },
-          callId: { type: 'string', nonEmpty: true, optional: true },
-          decision: { type: 'enum', values: ['approve', 'deny'] },
-          reason: { type: 'string', maxLength: MAX_REASON_CHARS, optional: true },
-        });
-        const approve = body.decision === 'approve';
-        if (approve && body.reason !== undefined) throw new HttpError(400, 'invalid_field', 'Field \'reason\' is only allowed with decision "deny".');
-        const stored = await decideStoredApproval(recovery, body, approve);
+        const body = parseApproveBody(await readBody(req, maxBodyBytes), req, MAX_REASON_CHARS);
+        const stored = await decideStoredApproval(recovery, body);
         if (stored) return sendJson(res, 200, stored);
         const { run, approval } = findApproval(registry.active(), body);
-        // An empty reason is no reason.
-        if (!run.decide(approval.approvalId, approve, body.reason || undefined)) {
+        if (body.args !== undefined) checkEditedArgs(run.agent, approval.agent, approval.tool, body.args);
+        if (!run.decide(approval.approvalId, body.approve, body.reason, body.args)) {
           // Decided by someone else between the lookup and now.
           throw new HttpError(404, 'approval_not_found', `No approval '${approval.approvalId}' is waiting.`);
         }
-        return sendJson(res, 200, { runId: approval.runId, approvalId: approval.approvalId, callId: approval.callId, decision: body.decision });
+        return sendJson(res, 200, { runId: approval.runId, approvalId: approval.approvalId, callId: approval.callId, decision: body.approve ? 'approve' : 'deny' });
       }
       case 'POST /api/chat/steer': {
         const { status, body } = steerRun(registry, await readBody(req, maxBodyBytes), req);

@@ -55,6 +55,13 @@ export interface ApprovalDecisionEntry {
   readonly argsHash: string;
   readonly approved: boolean;
   readonly reason?: string;
+  /**
+   * Approved with edited arguments: the JSON text the call runs with instead of the model's
+   * (format 3). Only with `approved: true`, always with `editedArgsHash`.
+   */
+  readonly editedArguments?: string;
+  /** sha256 (hex) of `editedArguments`: a decision whose edits do not match it is not applied (the call is asked again). */
+  readonly editedArgsHash?: string;
   /** Who decided (free text: a user name, "timeout", "handler"). */
   readonly by?: string;
   readonly decidedAt: number;

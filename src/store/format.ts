@@ -9,7 +9,7 @@ import type { Message } from '../types.js';
 import type { CheckpointEntry, CheckpointHead, RunStatus, StoredRun } from './checkpoint-store.js';
 
 /** Version of the checkpoint record format (entries and head) this build writes and the newest it reads. */
-export const CHECKPOINT_SCHEMA_VERSION = 2;
+export const CHECKPOINT_SCHEMA_VERSION = 3;
 /** Version of the session record format (messages per run) this build writes and the newest it reads. */
 export const SESSION_SCHEMA_VERSION = 1;
 
@@ -150,6 +150,14 @@ function hex64(obj: Obj, key: string, path: string): void {
   if (!/^[0-9a-f]{64}$/.test(str(obj, key, path))) throw new Issue(`field '${path}${key}' must be 64 lower-case hex digits`);
 }
 
+/** Format 3: an approval may carry the edited arguments it approved, always with their hash. */
+function checkEdits(value: Obj): void {
+  if (value['editedArguments'] === undefined && value['editedArgsHash'] === undefined) return;
+  str(value, 'editedArguments', '');
+  hex64(value, 'editedArgsHash', '');
+  if (value['approved'] !== true) throw new Issue(`field 'editedArguments' is only allowed on an approval (approved: true)`);
+}
+
 function checkEntry(value: unknown): asserts value is CheckpointEntry {
   if (!isObj(value)) throw new Issue(`an entry must be an object, got ${describe(value)}`);
   const kind = str(value, 'kind', '');
@@ -195,6 +203,7 @@ function checkEntry(value: unknown): asserts value is CheckpointEntry {
       optStr(value, 'reason', '');
       optStr(value, 'by', '');
       count(value, 'decidedAt', '');
+      checkEdits(value);
       return;
     case 'subrun_start':
     case 'subrun_end':

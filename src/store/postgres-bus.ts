@@ -26,6 +26,7 @@ export function checkRunMessage(message: unknown): asserts message is RunMessage
     case 'approve':
       if (typeof m!.approvalId !== 'string' || m!.approvalId.length === 0) bad('of kind approve needs a non-empty approvalId');
       if (typeof m!.approved !== 'boolean') bad('of kind approve needs approved: boolean');
+      if (m!.args !== undefined && (m!.approved !== true || typeof m!.args !== 'object' || m!.args === null || Array.isArray(m!.args))) bad('of kind approve has args only as a JSON object with approved: true');
       break;
     case 'cancel':
       break;

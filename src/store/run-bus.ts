@@ -8,8 +8,8 @@ import type { WireRunEvent } from '../inspect/wire.js';
 
 /** What a server node can ask of a run that some worker runs (addressed to the root run id). */
 export type RunMessage =
-  /** Decide the waiting call `approvalId` (of the run or one of its sub-runs). */
-  | { readonly kind: 'approve'; readonly approvalId: string; readonly approved: boolean; readonly reason?: string; readonly by?: string }
+  /** Decide the waiting call `approvalId` (of the run or one of its sub-runs); `args`: approved with these arguments instead of the model's. */
+  | { readonly kind: 'approve'; readonly approvalId: string; readonly approved: boolean; readonly reason?: string; readonly by?: string; readonly args?: Record<string, unknown> }
   /** Cancel the run (also one that has not started yet, or is suspended). */
   | { readonly kind: 'cancel'; readonly reason?: string }
   /** A user message for the run's next model request (`steer`) or for when it would end (`follow_up`). */

@@ -28,7 +28,7 @@ export async function recordSentDecisions(
     const runId = runOfApproval(message.approvalId) || rootId;
     try {
       if (runId !== rootId) await store.claim(runId, owner, ttlMs);
-      const decision = { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), by: message.by ?? 'api' };
+      const decision = { approved: message.approved, ...(message.reason !== undefined ? { reason: message.reason } : {}), ...(message.args !== undefined ? { args: message.args } : {}), by: message.by ?? 'api' };
       await appendDecision(store, runId, message.approvalId, decision, owner);
       settled.push(sent);
     } catch (error) {
@@ -107,7 +107,7 @@ export class MessageApplier {
     const { run } = this;
     switch (message.kind) {
       case 'approve':
-        return run.decide(message.approvalId, message.approved, message.reason);
+        return run.decide(message.approvalId, message.approved, message.reason, message.args);
       case 'cancel':
         if (run.finished) return false;
         run.cancel(message.reason ?? 'cancelled via API');

@@ -106,7 +106,7 @@ export function describeEntry(entry: CheckpointEntry): string {
     case 'approval_request':
       return `approval_request:${entry.callId}`;
     case 'approval_decision':
-      return `approval_decision:${entry.callId}:${entry.approved ? 'approved' : 'denied'}`;
+      return `approval_decision:${entry.callId}:${entry.approved ? 'approved' : 'denied'}${entry.editedArguments !== undefined ? `:${entry.editedArguments}` : ''}`;
     case 'subrun_start':
     case 'subrun_end':
       return `${entry.kind}:${entry.callId}:${entry.runId}${entry.kind === 'subrun_end' ? `:${entry.status}` : ''}`;

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Agent, MemoryCheckpointStore, RunLocked, RunSuspended, Runner, UserError, tool } from '../../src/index.js';
 import { ScriptedModel, batch, text } from '../../src/entry/testing.js';
-import { hashArguments } from '../../src/runtime/run-calls.js';
+import { hashArguments } from '../../src/runtime/args-hash.js';
 import { collect, flush, trace } from '../helpers.js';
 
 function world() {
@@ -110,6 +110,48 @@ describe('suspend for approvals', () => {
     const after = await collect(resumed);
     expect(trace(after, ['text_delta', 'checkpoint_saved'])).toEqual(['run_started', 'turn_started', 'approval_required:r1', 'run_suspended']);
     expect(ran).toEqual([]);
+  });
+
+  it('Runner.decide with edited args: checked before anything is written; validated against the tool when the agent is given; the resumed run runs exactly them', async () => {
+    const store = new MemoryCheckpointStore();
+    const { ran, agent } = world();
+    const parked = Runner.stream(agent(new ScriptedModel([batch([['refund', { cents: 100 }, 'r1']])])), 'go', { checkpoint: { store, runId: 'edit-1', suspendOnApproval: true } });
+    await parked.result().catch(() => undefined);
+    const stored = store.load('edit-1')!.entries.length;
+    const refusals: Array<[Parameters<typeof Runner.decide>[3], Parameters<typeof Runner.decide>[4], string, string]> = [
+      [{ approved: false, args: { cents: 1 } }, undefined, 'UserError', 'Edited args are only allowed with approved: true.'],
+      [{ approved: true, args: [1] as unknown as Record<string, unknown> }, undefined, 'UserError', 'Edited args must be a JSON object, got [1].'],
+      [{ approved: true, args: { cents: 10n } as unknown as Record<string, unknown> }, undefined, 'UserError', 'Edited arguments cannot be written as JSON: Do not know how to serialize a BigInt.'],
+      [{ approved: true, args: { cents: 'ten' } }, { agent: agent(new ScriptedModel([])) }, 'InvalidToolArguments', "Invalid arguments for tool 'refund': cents: Invalid input: expected number, received string"],
+    ];
+    for (const [decision, options, name, message] of refusals) {
+      const refused = await Runner.decide(store, 'edit-1', 'edit-1:1.0', decision, options).catch((e: unknown) => e);
+      expect([(refused as Error).name, (refused as Error).message]).toEqual([name, message]);
+    }
+    expect(store.load('edit-1')!.entries).toHaveLength(stored);
+
+    const decided = await Runner.decide(store, 'edit-1', 'edit-1:1.0', { approved: true, args: { cents: 7 }, by: 'alice' }, { agent: agent(new ScriptedModel([])) });
+    expect(decided).toMatchObject({ approved: true, editedArguments: '{"cents":7}', editedArgsHash: hashArguments('{"cents":7}'), argsHash: hashArguments('{"cents":100}') });
+    const model = new ScriptedModel([text('refunded')]);
+    await Runner.resume(agent(model), { store, runId: 'edit-1' }).result();
+    expect(ran).toEqual(['r1']);
+    expect(model.requests[0]!.messages.at(-1)).toMatchObject({ role: 'tool', callId: 'r1', content: 'refunded 7', isError: false });
+  });
+
+  it('edits a store cannot write as JSON throw a UserError at approve() and the call keeps waiting', async () => {
+    const { ran, agent } = world();
+    const handle = Runner.stream(agent(new ScriptedModel([batch([['refund', { cents: 100 }, 'r1']]), text('ok')])), 'go');
+    const cyclic: Record<string, unknown> = { cents: 1 };
+    cyclic.self = cyclic;
+    for await (const event of handle) {
+      if (event.type !== 'approval_required') continue;
+      expect(() => event.approve({ args: cyclic })).toThrow(UserError);
+      expect(() => handle.approvals.approve(event.approvalId, { args: cyclic })).toThrow(/^Edited arguments cannot be written as JSON: Converting circular structure to JSON/);
+      expect(handle.approvals.pending().map((p) => p.callId)).toEqual(['r1']);
+      handle.approvals.approve(event.approvalId, { args: { cents: 2 } });
+    }
+    expect((await handle.result()).output).toBe('ok');
+    expect(ran).toEqual(['r1']);
   });
 
   it('suspend() needs a durable run; Runner.decide refuses a run another owner holds and an unknown run', async () => {

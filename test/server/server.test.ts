@@ -91,7 +91,9 @@ describe('server: request validation', () => {
     ['/api/chat', 'an empty agent', { agent: '', input: 'x' }, 400, 'invalid_field', "Field 'agent' must not be empty."],
     ['/api/chat', 'an unknown agent', { agent: 'nobody', input: 'x' }, 404, 'unknown_agent', "Unknown agent 'nobody'. Registered agents: calc, gated, broken, slow, twins."],
     ['/api/chat/approve', 'a bad decision', { runId: 'r', callId: 'c', decision: 'yes' }, 400, 'invalid_field', 'Field \'decision\' must be "approve" or "deny".'],
-    ['/api/chat/approve', 'an unknown field', { runId: 'r', callId: 'c', decision: 'approve', note: 'hi' }, 400, 'unknown_field', "Unknown field 'note'. Allowed fields: approvalId, runId, callId, decision, reason."],
+    ['/api/chat/approve', 'an unknown field', { runId: 'r', callId: 'c', decision: 'approve', note: 'hi' }, 400, 'unknown_field', "Unknown field 'note'. Allowed fields: approvalId, runId, callId, decision, reason, args."],
+    ['/api/chat/approve', 'args with deny', { approvalId: 'a', decision: 'deny', args: { cents: 1 } }, 400, 'invalid_field', 'Field \'args\' is only allowed with decision "approve".'],
+    ['/api/chat/approve', 'args that are not an object', { approvalId: 'a', decision: 'approve', args: [1] }, 400, 'invalid_field', "Field 'args' must be a JSON object: the call's arguments as approved."],
     ['/api/chat/approve', 'no decision', { approvalId: 'a' }, 400, 'missing_field', "Missing field 'decision'."],
     ['/api/chat/approve', 'neither approvalId nor callId', { runId: 'r', decision: 'approve' }, 400, 'invalid_request', "Give 'approvalId', or 'runId' and 'callId'."],
     ['/api/chat/approve', 'a callId without runId', { callId: 'c', decision: 'approve' }, 400, 'invalid_request', "Give 'approvalId', or 'runId' and 'callId'."],
@@ -218,6 +220,23 @@ describe('server: approvals', () => {
     const again = await call(server, 'POST', '/api/chat/approve', { body: { approvalId: waiting.approvalId, decision: 'deny' } });
     expect(again.status).toBe(404);
     expect(again.json).toEqual({ error: { code: 'approval_not_found', message: `No approval '${waiting.approvalId}' is waiting.` } });
+  });
+
+  it('approve with edited args: invalid ones are 400 invalid_args and the call keeps waiting; valid ones run instead of the model\'s', async () => {
+    const client = await chat(server, 'gated');
+    const runId = client.res.headers['x-run-id'] as string;
+    await client.until((frames) => frames.some((f) => f.event === 'approval_required'));
+    const approvalId = server.run(runId)!.pendingApprovals()[0]!.approvalId;
+    const invalid = await call(server, 'POST', '/api/chat/approve', { body: { approvalId, decision: 'approve', args: { orderId: 'A1', cents: 'lots' } } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.json).toEqual({ error: { code: 'invalid_args', message: "Invalid arguments for tool 'refund': cents: Invalid input: expected number, received string" } });
+    expect(server.run(runId)!.pendingApprovals().map((a) => a.approvalId)).toEqual([approvalId]);
+
+    const res = await call(server, 'POST', '/api/chat/approve', { body: { approvalId, decision: 'approve', args: { orderId: 'B2', cents: 100 } } });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ runId, approvalId, callId: 'r1', decision: 'approve' });
+    await client.all();
+    expect(client.events().find((e) => e.type === 'tool_call_completed')).toMatchObject({ output: 'refunded B2', isError: false });
   });
 
   it('runId + callId still decides a call of the root run; deny gives the model the denial', async () => {

@@ -40,6 +40,31 @@ describe('stored runs on the server', () => {
     expect(store.load('job-1')!.entries.map((e) => e.kind)).toEqual(['input', 'reply', 'approval_request', 'approval_decision', 'result', 'turn_end', 'reply', 'turn_end']);
   });
 
+  it('POST /api/chat/approve with edited args for a suspended run: invalid ones are 400 and write nothing; valid ones are stored with the decision and run', async () => {
+    ran.length = 0;
+    const store = new MemoryCheckpointStore();
+    const cents: number[] = [];
+    const counted = tool({ name: 'refund', description: 'd', parameters: z.object({ cents: z.number().max(500) }), needsApproval: true, execute: (args) => (cents.push(args.cents), `refunded ${args.cents}`) });
+    server = await createServer({ agents: { desk: () => new Agent({ name: 'desk', model: new ScriptedModel([text('done after refund')]), tools: [counted] }) }, checkpointStore: store });
+    const parked = Runner.stream(new Agent({ name: 'desk', model: new ScriptedModel([batch([['refund', { cents: 400 }, 'r1']])]), tools: [counted] }), 'go', {
+      checkpoint: { store, runId: 'job-2', suspendOnApproval: true },
+    });
+    await parked.result().catch(() => undefined);
+    const before = store.load('job-2')!.entries.length;
+
+    const invalid = await call(server, 'POST', '/api/chat/approve', { body: { approvalId: 'job-2:1.0', decision: 'approve', args: { cents: 9_000 } } });
+    expect(invalid.status).toBe(400);
+    expect(invalid.json).toEqual({ error: { code: 'invalid_args', message: "Invalid arguments for tool 'refund': cents: Too big: expected number to be <=500" } });
+    expect(store.load('job-2')!.entries).toHaveLength(before);
+
+    const answer = await call(server, 'POST', '/api/chat/approve', { body: { approvalId: 'job-2:1.0', decision: 'approve', args: { cents: 250 } } });
+    expect(answer.status).toBe(200);
+    expect(answer.json).toEqual({ runId: 'job-2', approvalId: 'job-2:1.0', callId: 'r1', decision: 'approve', resumed: true });
+    await eventually(() => call(server!, 'GET', '/api/runs/job-2'), (r) => r.json?.status === 'completed');
+    expect(cents).toEqual([250]);
+    expect(store.load('job-2')!.entries[before]).toMatchObject({ kind: 'approval_decision', approved: true, by: 'api', editedArguments: '{"cents":250}' });
+  });
+
   it('POST /api/runs/:id/resume continues an interrupted run; errors are typed', async () => {
     const store = new MemoryCheckpointStore();
     const cancelled = Runner.stream(new Agent({ name: 'desk', model: new ScriptedModel([text('never')]) }), 'go', { checkpoint: { store, runId: 'int-1' } });

@@ -14,6 +14,10 @@ import { SqliteCheckpointStore } from '../../src/store/sqlite-checkpoint-store.j
 import { SqliteSession } from '../../src/store/sqlite-session.js';
 import { completedRun, failedRun, interruptedRun, sessionRuns, summaries } from '../fixtures/store-v1.data.js';
 import { suspendedRun } from '../fixtures/store-v2.data.js';
+import { editedRun } from '../fixtures/store-v3.data.js';
+import { z } from 'zod';
+import { Agent, Runner, tool } from '../../src/index.js';
+import { ScriptedModel, text } from '../../src/entry/testing.js';
 import { expectUserError, head, input, raw, turnEnd, useTempDir } from './store-helpers.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -128,6 +132,50 @@ describe('version 2 fixtures', () => {
     expect(parsed).toEqual({ format: 'troupe.checkpoint', schemaVersion: 2, runId: suspendedRun.runId, head: suspendedRun.head, entries: suspendedRun.entries });
     const store = new MemoryCheckpointStore();
     store.append(parsed.runId, parsed.entries, parsed.head);
+    // Appending writes the current version; everything else is byte for byte.
+    expect(`${JSON.stringify(exportRun(parsed.runId, store.load(parsed.runId)!), null, 2)}\n`).toBe(text.replace('"schemaVersion": 2,', `"schemaVersion": ${CHECKPOINT_SCHEMA_VERSION},`));
+  });
+});
+
+describe('version 3 fixtures', () => {
+  /** A private copy of store-v3.sqlite. */
+  function copyV3(): string {
+    const path = join(tempDir(), 'store-v3.sqlite');
+    copyFileSync(join(fixtures, 'store-v3.sqlite'), path);
+    return path;
+  }
+
+  it('are the committed files, unchanged and without WAL side files', () => {
+    const sha = createHash('sha256').update(readFileSync(join(fixtures, 'store-v3.sqlite'))).digest('hex');
+    expect(sha).toBe('55fb1e680551f93ce532f6ed833eb0531912e2af14c631942c3f60d5980b9350');
+    expect(readdirSync(fixtures).filter((name) => name.startsWith('store-v3.sqlite'))).toEqual(['store-v3.sqlite']);
+    expect(readdirSync(join(fixtures, 'checkpoint-v3'))).toEqual(['run-edited.json']);
+  });
+
+  it('store-v3.sqlite loads the run with its edited approval exactly', () => {
+    const store = new SqliteCheckpointStore(copyV3());
+    expect(store.load(editedRun.runId)).toEqual({ entries: editedRun.entries, head: editedRun.head, schemaVersion: 3 });
+    store.close();
+  });
+
+  it('checkpoint-v3/run-edited.json parses exactly and imports byte for byte', () => {
+    const text = readFileSync(join(fixtures, 'checkpoint-v3', 'run-edited.json'), 'utf8');
+    const parsed = parseRunExport(text, 'run-edited.json');
+    expect(parsed).toEqual({ format: 'troupe.checkpoint', schemaVersion: 3, runId: editedRun.runId, head: editedRun.head, entries: editedRun.entries });
+    const store = new MemoryCheckpointStore();
+    store.append(parsed.runId, parsed.entries, parsed.head);
     expect(`${JSON.stringify(exportRun(parsed.runId, store.load(parsed.runId)!), null, 2)}\n`).toBe(text);
+  });
+
+  it('resuming the stored run runs the approved edited arguments, not the model\'s', async () => {
+    const store = new SqliteCheckpointStore(copyV3());
+    const ran: string[] = [];
+    const shell = tool({ name: 'shell', description: 'd', parameters: z.object({ cmd: z.string() }), needsApproval: true, execute: ({ cmd }) => (ran.push(cmd), `ran ${cmd}`) });
+    const model = new ScriptedModel([text('cleaned')]);
+    const result = await Runner.resume(new Agent({ name: 'operator', model, tools: [shell] }), { store, runId: editedRun.runId }).result();
+    expect(result.output).toBe('cleaned');
+    expect(ran).toEqual(['ls']);
+    expect(model.requests[0]!.messages.at(-1)).toEqual({ role: 'tool', callId: 'x1', name: 'shell', content: 'ran ls', isError: false });
+    store.close();
   });
 });
