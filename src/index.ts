@@ -60,10 +60,8 @@ export {
 export { askHuman, type HumanChannel, type AskHumanOptions } from './tools/ask-human.js';
 export { handoff, type HandoffOptions } from './handoff/handoff.js';
 export { agentAsTool, type AgentToolOptions } from './handoff/agent-tool.js';
-export type { HandoffInputFilter } from './runtime/run-state.js';
+export type { HandoffInputFilter } from './handoff/handoff.js';
 export type { ContextPolicy } from './context/policy.js';
 export { recallToolResult } from './context/recall-tool.js';
 export { ContextOverflowError, isContextOverflow } from './models/context-overflow.js';
 export type * from './types.js';
-// Moved names, kept for one version without loading their modules (see ./deprecated.ts).
-export * from './deprecated.js';

@@ -287,9 +287,9 @@ describe('agents as tools', () => {
     });
     const reading = collect(handle);
     await flush();
-    // run → executor (+ model turn) → tool call → sub-run → its executor (+ model turn) → its tool call
+    // run → executor (made with the run's first call) → tool call → sub-run → its executor → its tool call
     // Tool-call actors are keyed <turn>.<index> (model call ids may repeat); sub-runs <parent>/<turn>.<index>.
-    expect(edges).toEqual(['root < (root)', 'tools < root', 'model < root', '1.0 < tools', 'root/1.0 < 1.0', 'tools < root/1.0', 'model < root/1.0', '1.0 < tools']);
+    expect(edges).toEqual(['root < (root)', 'tools < root', '1.0 < tools', 'root/1.0 < 1.0', 'tools < root/1.0', '1.0 < tools']);
     gate.resolve('x');
     await reading;
   });

@@ -3,14 +3,29 @@ import { z } from 'zod';
 import { Agent, Runner, getRunMachine, tool } from '../src/index.js';
 import { ScriptedModel, batch, text } from '../src/entry/testing.js';
 import { collect, deferred, flush } from './helpers.js';
+import { RUN_STATE, stateChain, stateValueOf } from '../src/machines/run-states.js';
+import type { AnyStateNode } from 'xstate';
 
 describe('the run statechart', () => {
   it('has the explicit states of the design', () => {
     const root = getRunMachine().root;
-    expect(Object.keys(root.states)).toEqual(['idle', 'restoring', 'starting', 'turn', 'stopping', 'suspending', 'finishing', 'savingSession', 'completed', 'failed', 'cancelled', 'suspended']);
-    expect(Object.keys(root.states.turn!.states)).toEqual(['checkLimits', 'model', 'replied', 'executing', 'afterTools', 'checkpoint', 'turnEnd', 'closing', 'ending', 'handoff']);
+    expect(Object.keys(root.states)).toEqual(['idle', 'restoring', 'starting', 'turn', 'ending', 'finishing', 'savingSession', 'stopping', 'suspending', 'completed', 'failed', 'cancelled', 'suspended']);
+    expect(Object.keys(root.states.turn!.states)).toEqual(['checkLimits', 'model', 'executing', 'turnEnd', 'checkpoint', 'handoff']);
     expect(Object.keys(root.states.turn!.states.executing!.states)).toEqual(['preflight', 'throttled', 'approvalWait', 'barrier', 'draining']);
     expect(['completed', 'failed', 'cancelled', 'suspended'].map((s) => root.states[s]!.type)).toEqual(['final', 'final', 'final', 'final']);
+  });
+
+  it('is named by one table of state ids (RUN_STATE) that lists exactly its states', () => {
+    const ids: string[] = [];
+    const walk = (node: AnyStateNode): void => {
+      if (node.id !== 'run') ids.push(node.id);
+      for (const child of Object.values(node.states) as AnyStateNode[]) walk(child);
+    };
+    walk(getRunMachine().root as AnyStateNode);
+    expect(Object.values(RUN_STATE).sort()).toEqual(ids.sort());
+    expect(stateChain(RUN_STATE.waitingForInFlight)).toEqual(['run', 'run.turn', 'run.turn.executing', 'run.turn.executing.barrier', 'run.turn.executing.barrier.waitingForInFlight']);
+    expect(stateValueOf(RUN_STATE.waitingForInFlight)).toEqual({ turn: { executing: { barrier: 'waitingForInFlight' } } });
+    expect(stateValueOf(RUN_STATE.completed)).toBe('completed');
   });
 
   it('sits in approvalWait, then the barrier states, while the run waits there', async () => {

@@ -1,3 +1,4 @@
+import { RUN_STATE } from '../../src/machines/run-states.js';
 import type {
   ApprovalRecord,
   ApprovalState,
@@ -90,7 +91,6 @@ export interface Band {
 /** A waiting approval as the page shows it: the wire record without its bookkeeping fields. */
 export type PendingApproval = Pick<ApprovalRecord, 'run' | 'approvalId' | 'runId' | 'callId' | 'tool' | 'args' | 'path' | 'since' | 'deadline'>;
 
-const BARRIER = 'run.turn.executing.barrier';
 
 export class Store {
   readonly definitions = new Map<string, DefinitionRecord>();
@@ -216,7 +216,7 @@ export class Store {
     const bands = this.bands.get(runId) ?? [];
     this.bands.set(runId, bands);
     const open = bands.find((b) => b.end === undefined);
-    const kind = active.includes(`${BARRIER}.runningAlone`) ? 'runningAlone' : active.includes(`${BARRIER}.waitingForInFlight`) ? 'waitingForInFlight' : undefined;
+    const kind = active.includes(RUN_STATE.runningAlone) ? 'runningAlone' : active.includes(RUN_STATE.waitingForInFlight) ? 'waitingForInFlight' : undefined;
     if (open && open.kind !== kind) open.end = ts;
     if (kind && (!open || open.kind !== kind)) bands.push({ runId, kind, start: ts, end: undefined });
   }

@@ -4,10 +4,10 @@ import { h } from './dom.js';
 import { callIdOf, type ActorInfo, type Store } from './store.js';
 
 const MAX_CHILDREN = 60;
-const ICON: Record<string, string> = { run: '▣', machine: '▣', executor: '⚙', modelCaller: '✎', toolCall: 'ƒ', promise: '◦', other: '·' };
+const ICON: Record<string, string> = { run: '▣', machine: '▣', executor: '⚙', toolCall: 'ƒ', promise: '◦', other: '·' };
 
 /**
- * The actor tree of one root run: run → executor (`tools`) → tool-call actors → sub-runs…, and the run's model caller (`model`).
+ * The actor tree of one root run: run → executor (`tools`, made with the run's first call) → tool-call actors → sub-runs…
  * Short-lived invoked actors (approval, checkpoint) are shown only while active.
  */
 export function renderTree(container: HTMLElement, store: Store, run: string | undefined, selected: string | undefined, onSelect: (sessionId: string) => void): void {

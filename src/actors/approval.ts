@@ -29,13 +29,11 @@ export interface ApprovalInput {
   readonly recorded?: { readonly approved: boolean; readonly reason?: string; readonly edits?: EditedArguments };
   /** When the stored request of this wait was made (resume): the timeout counts from there. */
   readonly requestedAt?: number;
-  /** The wait opened (after the predicate said it is needed): the run logs the request. Must not throw. */
+  /** The wait opened (after the predicate said it is needed): the run is told, and logs the request. Must not throw. */
   onOpened?(view: PendingApproval): void;
-  /** The wait ended with this outcome. Must not throw. */
-  onDecided?(outcome: ApprovalOutcome): void;
   /**
    * The run parks at this wait when nobody here decides it (a durable root run with
-   * suspendOnApproval or handle.suspend()): then no handler and no consumer mean "keep
+   * suspendOnWait or handle.suspend()): then no handler and no consumer mean "keep
    * waiting" (the decision comes from `Runner.decide`), not "deny". Must not throw.
    */
   parks?(): boolean;
@@ -86,7 +84,6 @@ export async function decideApproval(input: ApprovalInput, signal: AbortSignal):
       signal.removeEventListener('abort', onAbort);
       router.settle(view.approvalId, approved);
       const outcome: ApprovalOutcome = { approved, by, ...(reason !== undefined ? { reason } : {}), ...(approved && edits ? { edits } : {}) };
-      input.onDecided?.(outcome);
       resolve(outcome);
     };
     const askHandler = async (): Promise<void> => {

@@ -45,8 +45,11 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
         const child = createActor(event.logic, { id: event.runId, parent: self, input: event.input }) as unknown as AnyActorRef;
         child.subscribe({ error: () => undefined });
         (snapshot.subRuns ??= new Map()).set(event.runId, { ref: child, settle: event.settle });
-        child.start();
-        child.send({ type: 'START' });
+        // Started after this transition, as XState starts a spawned child.
+        scope.defer(() => {
+          child.start();
+          child.send({ type: 'START' });
+        });
         return snapshot;
       }
       case 'xstate.stop':

@@ -37,7 +37,7 @@ export async function worker(argv: readonly string[], out: (line: string) => voi
     out(WORKER_USAGE);
     return 0;
   }
-  let options: { url: string; agents: string; schema?: string; concurrency?: number; leaseTtlMs?: number; pollMs?: number; approvalTimeoutMs?: number; suspendOnApproval: boolean };
+  let options: { url: string; agents: string; schema?: string; concurrency?: number; leaseTtlMs?: number; pollMs?: number; approvalTimeoutMs?: number; suspendOnWait: boolean };
   try {
     const { values } = parseArgs({
       args: [...argv],
@@ -69,7 +69,7 @@ export async function worker(argv: readonly string[], out: (line: string) => voi
       ...(leaseTtlMs !== undefined ? { leaseTtlMs } : {}),
       ...(pollMs !== undefined ? { pollMs } : {}),
       ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
-      suspendOnApproval: values['suspend-approvals'] === true,
+      suspendOnWait: values['suspend-approvals'] === true,
     };
   } catch (error) {
     err(`troupe worker: ${(error as Error).message}\n\n${WORKER_USAGE}`);
@@ -87,12 +87,12 @@ export async function worker(argv: readonly string[], out: (line: string) => voi
     const agents = await loadAgents(options.agents);
     // Fail fast on an unusable database (unreachable, not migrated) instead of logging it every poll.
     await store.load('troupe-worker-check');
-    const { concurrency, leaseTtlMs, pollMs, approvalTimeoutMs, suspendOnApproval } = options;
+    const { concurrency, leaseTtlMs, pollMs, approvalTimeoutMs, suspendOnWait } = options;
     const running = startWorker({
       store,
       bus,
       agents,
-      suspendOnApproval,
+      suspendOnWait,
       ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
       log: out,
       ...(concurrency !== undefined ? { concurrency } : {}),

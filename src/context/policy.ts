@@ -83,3 +83,8 @@ function positive(name: string, value: unknown): void {
     throw new UserError(`contextPolicy.${name} must be a positive integer, got ${String(value)}.`);
   }
 }
+
+/** The run option's policy, else the active agent's. */
+export function activePolicy(run: { readonly options: { readonly contextPolicy?: ContextPolicy }; readonly agent?: { readonly contextPolicy?: ContextPolicy } }): ContextPolicy | undefined {
+  return run.options.contextPolicy ?? run.agent?.contextPolicy;
+}

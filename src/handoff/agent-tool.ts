@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import type { Agent } from '../agent.js';
 import { RunCancelled, ToolError, UserError } from '../errors.js';
-import { runSubRun } from '../actors/tool-call.js';
-import type { RunInput } from '../runtime/run-state.js';
 import { errorText } from '../tools/render.js';
 import { CallContext, portOf } from '../tools/call-context.js';
 import { toolResult } from '../tools/result.js';
@@ -23,11 +20,12 @@ export interface AgentToolOptions {
 const agentToolParameters = z.object({ input: z.string().describe('The request for the agent.') });
 
 /**
- * Runs `agent` as a child run actor of the calling tool-call actor. Its events reach the
- * root stream with a longer path, its spend is reported to the parent run, and its
- * failures (turn limit, its own budget, model errors) come back as a tool error.
+ * Runs `agent` (an Agent, typed structurally: the Agent class uses this module) as a child run
+ * actor of the calling tool-call actor, through the run's port. Its events reach the root
+ * stream with a longer path, its spend is reported to the parent run, and its failures (turn
+ * limit, its own budget, model errors) come back as a tool error.
  */
-export function agentAsTool(agent: Agent, options: AgentToolOptions = {}): Tool {
+export function agentAsTool(agent: { readonly name: string }, options: AgentToolOptions = {}): Tool {
   const built = tool({
     name: options.name ?? agentToolName(agent.name),
     description: options.description ?? `Ask the ${agent.name} agent. Give it the whole request in 'input'.`,
@@ -36,9 +34,8 @@ export function agentAsTool(agent: Agent, options: AgentToolOptions = {}): Tool 
       const port = portOf(ctx);
       if (!(ctx instanceof CallContext) || !port || !ctx.actor) throw new UserError('agent tools can only run inside a troupe run.');
       const subRunOptions = { ...(options.maxTurns !== undefined ? { maxTurns: options.maxTurns } : {}), ...(options.budget ? { budget: options.budget } : {}) };
-      const runInput = port.subRunInput(agent, input, subRunOptions, ctx.key) as RunInput;
       // The sub-run is a child run actor of this call's actor; its done event carries the outcome.
-      const outcome = await runSubRun(ctx.actor, port.logic, runInput.runId, runInput, ctx.signal);
+      const outcome = await port.runSubRun(agent, input, subRunOptions, ctx.key, ctx.actor, ctx.signal);
       if (outcome.status === 'completed') {
         return toolResult({ content: outcome.output, details: { runId: outcome.runId, agent: outcome.agent, turns: outcome.turns, usage: outcome.usage } });
       }

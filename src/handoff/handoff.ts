@@ -1,11 +1,21 @@
 import { z } from 'zod';
-import type { Agent } from '../agent.js';
 import { UserError } from '../errors.js';
-import type { HandoffInputFilter } from '../runtime/run-state.js';
 import { portOf } from '../tools/call-context.js';
 import type { RunContext } from '../tools/context.js';
 import { tool, type Tool } from '../tools/tool.js';
+import type { Message } from '../types.js';
 import { handoffToolName } from './slug.js';
+
+/** Rewrites the transcript the next agent sees after a handoff. */
+export type HandoffInputFilter = (transcript: readonly Message[]) => Message[];
+
+/**
+ * The agent a handoff transfers to: an `Agent` (typed structurally here so this module, which
+ * the Agent class uses, does not depend on it).
+ */
+export interface HandoffTarget {
+  readonly name: string;
+}
 
 export interface HandoffOptions<Deps = any> {
   /** Tool name; default `transfer_to_<slug of the agent name>`. */
@@ -25,7 +35,7 @@ const handoffParameters = z.object({
  * A tool that transfers the conversation to `target`. Handoff tools are always barriers and
  * only the first one of a turn takes effect; the switch happens when the turn ends.
  */
-export function handoff<Deps = any>(target: Agent<Deps>, options: HandoffOptions<Deps> = {}): Tool<Deps> {
+export function handoff<Deps = any>(target: HandoffTarget, options: HandoffOptions<Deps> = {}): Tool<Deps> {
   const base = tool({
     name: options.name ?? handoffToolName(target.name),
     description: options.description ?? `Transfer the conversation to the ${target.name} agent.`,

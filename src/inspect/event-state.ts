@@ -3,25 +3,27 @@
  * attached to (started while no inspector was open, or loaded after a restart). Coarser than
  * inspection (one state per event, no microsteps) but always available. Dependency-free.
  */
+import { RUN_STATE, stateChain } from '../machines/run-states.js';
 import type { WireRunEvent } from './wire.js';
 
 /** Deepest state id a run is in after `event` (undefined: the event does not move it). */
 export function stateAfter(event: WireRunEvent, inFlight: number): string | undefined {
   switch (event.type) {
-    case 'run_started': return 'run.starting';
-    case 'turn_started': return 'run.turn.model';
+    case 'run_started': return RUN_STATE.starting;
+    case 'turn_started': return RUN_STATE.model;
     case 'message_completed': {
       const calls = (event.message as { toolCalls?: unknown[] } | undefined)?.toolCalls ?? [];
-      return calls.length > 0 ? 'run.turn.executing.preflight' : 'run.turn.closing';
+      return calls.length > 0 ? RUN_STATE.preflight : RUN_STATE.turnEnd;
     }
-    case 'approval_required': return 'run.turn.executing.approvalWait';
+    case 'approval_required': return RUN_STATE.approvalWait;
     case 'tool_call_started':
-    case 'tool_call_completed': return inFlight > 0 ? 'run.turn.executing.draining' : 'run.turn.executing.preflight';
-    case 'checkpoint_saved': return 'run.turn.checkpoint';
-    case 'turn_ended': return 'run.turn.turnEnd';
-    case 'handoff_occurred': return 'run.turn.handoff';
-    case 'run_completed': return 'run.completed';
-    case 'run_failed': return (event.error as { code?: string } | undefined)?.code === 'RUN_CANCELLED' ? 'run.cancelled' : 'run.failed';
+    case 'tool_call_completed': return inFlight > 0 ? RUN_STATE.draining : RUN_STATE.preflight;
+    case 'checkpoint_saved': return RUN_STATE.checkpoint;
+    case 'turn_ended': return RUN_STATE.turnEnd;
+    case 'handoff_occurred': return RUN_STATE.handoff;
+    case 'run_suspended': return RUN_STATE.suspended;
+    case 'run_completed': return RUN_STATE.completed;
+    case 'run_failed': return (event.error as { code?: string } | undefined)?.code === 'RUN_CANCELLED' ? RUN_STATE.cancelled : RUN_STATE.failed;
     default: return undefined;
   }
 }
@@ -38,6 +40,6 @@ export function statesFromEvents(events: readonly WireRunEvent[]): Map<string, s
     if (leaf) leaves.set(event.runId, leaf);
   }
   const out = new Map<string, string[]>();
-  for (const [runId, leaf] of leaves) out.set(runId, leaf.split('.').map((_, i, parts) => parts.slice(0, i + 1).join('.')));
+  for (const [runId, leaf] of leaves) out.set(runId, stateChain(leaf));
   return out;
 }

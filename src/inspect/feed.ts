@@ -396,7 +396,6 @@ function logicKind(logic: unknown, machine: MachineLike | undefined): WireLogic 
   const config = (logic as { config?: unknown } | undefined)?.config;
   if (config === 'troupe.toolExecutor') return 'executor';
   if (config === 'troupe.toolCall') return 'toolCall';
-  if (config === 'troupe.modelCaller') return 'modelCaller';
   if (typeof config === 'function') return 'promise';
   return 'other';
 }

@@ -1,3 +1,5 @@
+import { RUN_STATE, stateChain } from '../machines/run-states.js';
+
 /**
  * Replay of a stored run: step N of its checkpoint log shows the first N entries as
  * transcript items (one item per entry) and the run chart's state after them. No model is
@@ -60,18 +62,17 @@ export function replayItem(entry: WireEntry, index: number): ReplayItem {
   }
 }
 
-const chain = (leaf: string): string[] => leaf.split('.').map((_, i, parts) => parts.slice(0, i + 1).join('.'));
 
 /**
  * The state after the first `step` entries of a run whose head says `status`. The last step
  * of a finished run is its final state (completed, failed); otherwise the state follows the
  * entry: input → model, a reply with calls still missing results → executing, all results
- * in → checkpoint, a reply without calls → closing, turn_end → turnEnd.
+ * in → checkpoint, a reply without calls → turnEnd, turn_end → turnEnd.
  */
 export function replayAt(entries: readonly WireEntry[], step: number, status: StoredStatus): ReplayState {
   const n = Math.max(0, Math.min(entries.length, Math.floor(step)));
   const items: ReplayItem[] = [];
-  let leaf = 'run.starting';
+  let leaf: string = RUN_STATE.starting;
   let turn = 0;
   let agent: string | undefined;
   let missing = 0;
@@ -80,37 +81,37 @@ export function replayAt(entries: readonly WireEntry[], step: number, status: St
     items.push(item);
     switch (item.kind) {
       case 'input':
-        leaf = 'run.turn.model';
+        leaf = RUN_STATE.model;
         break;
       case 'reply':
         turn = item.turn;
         agent = item.agent || agent;
         missing = item.calls.length;
-        leaf = missing > 0 ? 'run.turn.executing' : 'run.turn.closing';
+        leaf = missing > 0 ? RUN_STATE.executing : RUN_STATE.turnEnd;
         break;
       case 'result':
         missing = Math.max(0, missing - 1);
-        leaf = missing > 0 ? 'run.turn.executing' : 'run.turn.checkpoint';
+        leaf = missing > 0 ? RUN_STATE.executing : RUN_STATE.checkpoint;
         break;
       case 'turn_end':
-        leaf = 'run.turn.turnEnd';
+        leaf = RUN_STATE.turnEnd;
         break;
       default: {
         // Shown as generic items; the ones the chart knows move it (an unknown entry does not).
         const kind = item.entryKind;
         if (kind === 'handoff') {
           agent = typeof item.payload['to'] === 'string' ? item.payload['to'] : agent;
-          leaf = 'run.turn.handoff';
-        } else if (kind === 'approval_request') leaf = 'run.turn.executing.approvalWait';
-        else if (kind === 'approval_decision' || kind === 'subrun_start' || kind === 'subrun_end') leaf = 'run.turn.executing';
+          leaf = RUN_STATE.handoff;
+        } else if (kind === 'approval_request') leaf = RUN_STATE.approvalWait;
+        else if (kind === 'approval_decision' || kind === 'subrun_start' || kind === 'subrun_end') leaf = RUN_STATE.executing;
         break;
       }
     }
   }
   if (n === entries.length && n > 0) {
-    if (status === 'completed') leaf = 'run.completed';
-    else if (status === 'failed') leaf = 'run.failed';
-    else if (status === 'suspended') leaf = 'run.turn.executing.approvalWait';
+    if (status === 'completed') leaf = RUN_STATE.completed;
+    else if (status === 'failed') leaf = RUN_STATE.failed;
+    else if (status === 'suspended') leaf = RUN_STATE.suspended;
   }
-  return { step: n, items, active: chain(leaf), turn, agent };
+  return { step: n, items, active: stateChain(leaf), turn, agent };
 }

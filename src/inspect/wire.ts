@@ -18,7 +18,7 @@ export interface WireError {
 }
 
 /** What kind of logic an actor runs. */
-export type WireLogic = 'run' | 'machine' | 'executor' | 'modelCaller' | 'toolCall' | 'promise' | 'other';
+export type WireLogic = 'run' | 'machine' | 'executor' | 'toolCall' | 'promise' | 'other';
 
 export type WireStatus = 'active' | 'done' | 'error' | 'stopped';
 

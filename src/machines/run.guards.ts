@@ -1,85 +1,106 @@
-import type { ApprovalOutcome } from '../runtime/approvals.js';
-import { currentSlot, cancelFromResults, editedArgs, settlesAllInFlight } from '../runtime/run-calls.js';
-import { finishesAfterTurn, inputCheckPending, outputProblem, parkNow } from '../runtime/run-end.js';
-import { hasHook } from '../runtime/run-hooks.js';
-import type { ModelReply } from '../actors/model-turn.js';
+import { assertEvent } from 'xstate';
 import type { Agent } from '../agent.js';
+import { editedArgs } from '../runtime/run-approvals.js';
+import { cancelFromResults, currentSlot, settlesAllInFlight } from '../runtime/run-calls.js';
+import { finishesAfterTurn, inputCheckPending, outputProblem } from '../runtime/run-end.js';
+import { parkNow } from '../runtime/run-park.js';
+import { hasHook } from '../runtime/run-hooks.js';
 import { needsLoading } from '../runtime/run-restore.js';
 import type { RunState } from '../runtime/run-state.js';
-import type { ToolsSettledEvent } from '../actors/tool-executor.js';
-import { replyViolation, spendViolation, turnStartViolation } from '../rules/limits.js';
-import { mustRunAlone } from '../rules/preflight.js';
+import { replyViolationAfter } from '../runtime/run-spend.js';
 import { hasCapacity } from '../rules/batch.js';
+import { spendViolation, turnStartViolation } from '../rules/limits.js';
+import { mustRunAlone } from '../rules/preflight.js';
+import type { RunMachineEvent } from './run-events.js';
 
-/** The run actor's context: one reference to the run's state record (XState never copies the transcript). */
+/**
+ * The run actor's context: one reference to the run's state record. XState never copies it
+ * (the transcript grows by push; a turn costs the same at turn 200), and only the chart's
+ * actions (run.actions.ts) change it.
+ */
 export interface RunMachineContext {
   readonly run: RunState;
 }
 
-type GuardArgs = { context: RunMachineContext; event: { type: string } };
+/** What a guard is given: the context and the event, typed; guards narrow the event with `assertEvent`. */
+export interface RunGuardArgs {
+  readonly context: RunMachineContext;
+  readonly event: RunMachineEvent;
+}
 
 /**
- * Every rule that decides where a run goes, as a named pure guard: each reads the run state
- * (and the event) and calls a pure rule from src/rules. None changes anything.
+ * Every rule that decides where a run goes, as a named pure guard (docs/architecture.md, "The
+ * chart"): each reads the run state and the event and calls a pure rule from src/rules or a
+ * pure view of the run state. None changes anything.
  */
 export const runGuards = {
-  hasConfigError: ({ context }: GuardArgs) => context.run.configError !== undefined,
-  needsLoading: ({ context }: GuardArgs) => needsLoading(context.run),
-  cancelRequested: ({ context }: GuardArgs) => context.run.cancelError !== undefined,
-  replayCompleted: ({ context }: GuardArgs) => context.run.replayCompleted,
-  resumeInTurn: ({ context }: GuardArgs) => context.run.resumeInTurn,
-  turnLimitReached: ({ context }: GuardArgs) => turnStartViolation(context.run, Date.now()) !== undefined,
-  // START of a fresh run (not loading, no config error): no cancel came first and turn 1 may start.
-  startsFirstTurn: ({ context }: GuardArgs) => context.run.cancelError === undefined && turnStartViolation(context.run, Date.now()) === undefined,
-  replyOverBudget: ({ context }: GuardArgs) => replyViolation(context.run, Date.now()) !== undefined,
-  noToolCalls: ({ context }: GuardArgs) => context.run.batch.slots.length === 0,
-  approvalDenied: ({ event }: GuardArgs) => !(event as unknown as { output: ApprovalOutcome }).output.approved,
-  editsInvalid: ({ context, event }: GuardArgs) => typeof editedArgs(context.run, (event as unknown as { output: ApprovalOutcome }).output) === 'string',
-  currentCallRunsAlone: ({ context }: GuardArgs) => mustRunAlone(currentSlot(context.run).tool!, context.run.batch.sequential),
-  nothingInFlight: ({ context }: GuardArgs) => context.run.inFlight === 0,
-  hasCapacity: ({ context }: GuardArgs) => hasCapacity(context.run.inFlight, context.run.options.maxConcurrentToolCalls),
-  atCapacity: ({ context }: GuardArgs) => !hasCapacity(context.run.inFlight, context.run.options.maxConcurrentToolCalls),
-  resultsCancelRun: ({ event }: GuardArgs) => cancelFromResults((event as ToolsSettledEvent).results) !== undefined,
-  // The last calls of the batch settled (and none cancels the run): draining ends in this step.
-  lastResultsIn: ({ context, event }: GuardArgs) => {
-    const { results } = event as ToolsSettledEvent;
-    return cancelFromResults(results) === undefined && settlesAllInFlight(context.run, results);
-  },
-  stopRequested: ({ context }: GuardArgs) => context.run.stopError !== undefined,
-  spendOverBudget: ({ context }: GuardArgs) => spendViolation(context.run) !== undefined,
-  checkpointing: ({ context }: GuardArgs) => context.run.options.checkpoint !== undefined,
-  runFinished: ({ context }: GuardArgs) => finishesAfterTurn(context.run),
-  // The run completes after this turn with nothing to check or save first (no outputType,
-  // no output guardrails or onRunEnd hooks, input guardrails decided, no session).
-  completesNow: ({ context }: GuardArgs) => {
-    const run = context.run;
-    return run.options.session === undefined && run.agent.outputType === undefined && !hasEndChecks(run.agent) && !inputCheckPending(run) && finishesAfterTurn(run);
-  },
-  replyRetried: ({ event }: GuardArgs) => {
-    const verdict = (event as unknown as { output: ModelReply }).output.verdict;
+  // ── starting ──
+  hasConfigError: ({ context }: RunGuardArgs) => context.run.configError !== undefined,
+  needsLoading: ({ context }: RunGuardArgs) => needsLoading(context.run),
+  cancelRequested: ({ context }: RunGuardArgs) => context.run.cancelError !== undefined,
+  replayCompleted: ({ context }: RunGuardArgs) => context.run.replayCompleted,
+  resumeInTurn: ({ context }: RunGuardArgs) => context.run.resumeInTurn,
+  // ── a turn ──
+  turnLimitReached: ({ context }: RunGuardArgs) => turnStartViolation(context.run, Date.now()) !== undefined,
+  replyRetried: ({ event }: RunGuardArgs) => {
+    assertEvent(event, 'model.replied');
+    const verdict = event.output.verdict;
     return verdict !== undefined && 'retry' in verdict;
   },
-  replyStops: ({ context }: GuardArgs) => context.run.batch.stopped,
-  // A reply with calls and no afterModelResponse verdict, in a run with no budget of its own or
-  // above it: replyOverBudget, replyStops and noToolCalls are all false once it is recorded.
-  replyDispatches: ({ context, event }: GuardArgs) => {
-    const reply = (event as unknown as { output: ModelReply }).output;
-    return reply.verdict === undefined && reply.calls.length > 0 && context.run.budget === undefined && context.run.ancestors.length === 0;
+  replyOverBudget: ({ context, event }: RunGuardArgs) => {
+    assertEvent(event, 'model.replied');
+    return replyViolationAfter(context.run, event.output, Date.now()) !== undefined;
   },
-  // The same without calls: once recorded, `replied` would go on to afterTools (noToolCalls).
-  replyEndsTurn: ({ context, event }: GuardArgs) => {
-    const reply = (event as unknown as { output: ModelReply }).output;
-    return reply.verdict === undefined && reply.calls.length === 0 && context.run.budget === undefined && context.run.ancestors.length === 0;
+  replyStops: ({ event }: RunGuardArgs) => {
+    assertEvent(event, 'model.replied');
+    const verdict = event.output.verdict;
+    return verdict !== undefined && 'stop' in verdict;
   },
-  outputNeedsRepair: ({ context }: GuardArgs) => !context.run.repairUsed && outputProblem(context.run) !== undefined,
-  outputInvalid: ({ context }: GuardArgs) => context.run.repairUsed && outputProblem(context.run) !== undefined,
-  endChecksPending: ({ context }: GuardArgs) => finishesAfterTurn(context.run) && (hasEndChecks(context.run.agent) || inputCheckPending(context.run)),
+  noToolCalls: ({ event }: RunGuardArgs) => {
+    assertEvent(event, 'model.replied');
+    return event.output.calls.length === 0;
+  },
+  // ── the tool-call phase ──
+  approvalDenied: ({ event }: RunGuardArgs) => {
+    assertEvent(event, 'xstate.done.actor.approval');
+    return !event.output.approved;
+  },
+  editsInvalid: ({ context, event }: RunGuardArgs) => {
+    assertEvent(event, 'xstate.done.actor.approval');
+    return typeof editedArgs(context.run, event.output) === 'string';
+  },
+  currentCallRunsAlone: ({ context }: RunGuardArgs) => mustRunAlone(currentSlot(context.run).tool!, context.run.batch.sequential),
+  nothingInFlight: ({ context }: RunGuardArgs) => context.run.inFlight === 0,
+  hasCapacity: ({ context }: RunGuardArgs) => hasCapacity(context.run.inFlight, context.run.options.maxConcurrentToolCalls),
+  atCapacity: ({ context }: RunGuardArgs) => !hasCapacity(context.run.inFlight, context.run.options.maxConcurrentToolCalls),
+  resultsCancelRun: ({ event }: RunGuardArgs) => {
+    assertEvent(event, 'tools.settled');
+    return cancelFromResults(event.results) !== undefined;
+  },
+  // The last calls of the batch settled (and none cancels the run): the turn's tool phase ends in this step.
+  lastResultsIn: ({ context, event }: RunGuardArgs) => {
+    assertEvent(event, 'tools.settled');
+    return cancelFromResults(event.results) === undefined && settlesAllInFlight(context.run, event.results);
+  },
+  parkNow: ({ context }: RunGuardArgs) => parkNow(context.run),
+  // ── the end of a turn ──
+  stopRequested: ({ context }: RunGuardArgs) => context.run.stopError !== undefined,
+  spendOverBudget: ({ context }: RunGuardArgs) => spendViolation(context.run) !== undefined,
+  turnUnsaved: ({ context }: RunGuardArgs) => context.run.runLog !== undefined && !context.run.turnSaved,
+  outputNeedsRepair: ({ context }: RunGuardArgs) => !context.run.repairUsed && outputProblem(context.run) !== undefined,
+  outputInvalid: ({ context }: RunGuardArgs) => context.run.repairUsed && outputProblem(context.run) !== undefined,
+  endChecksPending: ({ context }: RunGuardArgs) => finishesAfterTurn(context.run) && (hasEndChecks(context.run.agent) || inputCheckPending(context.run)),
+  runFinished: ({ context }: RunGuardArgs) => finishesAfterTurn(context.run),
+  handoffPending: ({ context }: RunGuardArgs) => context.run.pendingHandoff !== undefined,
   // onRunEnd returned messages, or a steer / follow-up arrived while the end checks ran: nothing queued is lost.
-  endHookContinues: ({ context, event }: GuardArgs) =>
-    (event as unknown as { output: string[] }).output.length > 0 || context.run.inbox.length + context.run.steerQueue.length + context.run.followUps.length > 0,
-  handoffPending: ({ context }: GuardArgs) => context.run.pendingHandoff !== undefined,
-  noSession: ({ context }: GuardArgs) => context.run.options.session === undefined,
-  parkNow: ({ context }: GuardArgs) => parkNow(context.run),
+  endHookContinues: ({ context, event }: RunGuardArgs) => {
+    assertEvent(event, 'xstate.done.actor.runEnd');
+    const run = context.run;
+    return event.output.length > 0 || run.inbox.length + run.steerQueue.length + run.followUps.length > 0;
+  },
+  noSession: ({ context }: RunGuardArgs) => context.run.options.session === undefined,
+  /** The run keeps a log (a checkpoint store): a stopped run saves before it fails. */
+  durable: ({ context }: RunGuardArgs) => context.run.runLog !== undefined,
 };
 
 export type RunGuardName = keyof typeof runGuards;

@@ -1,126 +1,53 @@
-import { raise, sendTo, setup } from 'xstate';
-import type { Agent } from '../agent.js';
+import { setup } from 'xstate';
 import { approvalActor } from '../actors/approval.js';
-import { checkpointActor, restoreActor, runEndActor, sessionSaveActor } from '../actors/checkpoint.js';
-import { ModelRequestEvent, modelCallerLogic, type ModelAnswerEvent } from '../actors/model-caller.js';
-import { runActions } from '../actors/run-actions.js';
-import { toolExecutorLogic, type ToolsSettledEvent } from '../actors/tool-executor.js';
-import { admitCalls, approvalInput, type PreflightVerdictEvent } from '../runtime/run-calls.js';
-import { parkInput, runEndInput, saveCheckpoint, type CheckpointEvent } from '../runtime/run-end.js';
+import { restoreActor, runEndActor, sessionSaveActor } from '../actors/run-work.js';
+import { approvalInput } from '../runtime/run-approvals.js';
+import { runEndInput } from '../runtime/run-end.js';
 import { restoreInput, sessionInput } from '../runtime/run-restore.js';
-import type { AncestorSpendEvent, ChildSpendEvent, SubRunLifecycleEvent } from '../runtime/run-spend.js';
-import { createRunState, type HandoffInputFilter, type RunInput, type RunOutcome } from '../runtime/run-state.js';
-import { modelInput } from '../runtime/run-turn.js';
+import { createRunState, type RunInput, type RunOutcome } from '../runtime/run-state.js';
+import type { RunMachineEvent } from './run-events.js';
+import { runActions } from './run.actions.js';
 import { runGuards, type RunMachineContext } from './run.guards.js';
 
 export type { RunMachineContext } from './run.guards.js';
-
-/** Messages a run actor accepts. Runs talk to each other only through these. */
-export type RunMachineEvent =
-  | { type: 'START' }
-  /** Cancel the run (handle.cancel, an aborted signal, a parent cancelling its sub-run). */
-  | { type: 'CANCEL'; error?: Error }
-  | ChildSpendEvent
-  | AncestorSpendEvent
-  | SubRunLifecycleEvent
-  /** A tool posted a message for the model (`ctx.mailbox.post`). */
-  | { type: 'mailbox.post'; text: string }
-  /** A handoff tool asks for the switch; it happens when the turn ends. */
-  | { type: 'handoff.request'; target: Agent; inputFilter?: HandoffInputFilter }
-  /** The caller queues a message: for the next model request (steer) or for when the run would end (follow_up). */
-  | { type: 'steer.add'; queue: 'steer' | 'follow_up'; id: string; text: string }
-  /** The caller withdraws a queued message it has not seen injected. */
-  | { type: 'steer.remove'; id: string }
-  /** The input guardrails (running beside the first turn) passed, or one tripped. */
-  | { type: 'guardrail.passed' }
-  | { type: 'guardrail.tripped'; error: Error }
-  /** The run's log could not be written (store error, lost lease): the run fails at once. */
-  | { type: 'log.failed'; error: Error }
-  /** Park the run at its next approval wait (durable runs; `handle.suspend()`). */
-  | { type: 'SUSPEND' }
-  /** An approval wait of the current call opened (the predicate said a decision is needed). */
-  | { type: 'approval.opened'; approvalId: string }
-  | ToolsSettledEvent
-  | ModelAnswerEvent
-  | CheckpointEvent
-  | PreflightVerdictEvent;
+export type { RunMachineEvent } from './run-events.js';
 
 /**
- * Where a turn goes once it has ended (`endTurn` reports turn_ended first). Shared by
- * `afterTools` (no checkpoint store: `endTurn` on these transitions) and `turnEnd` (after the
- * checkpoint, whose entry is `endTurn`). The guards read nothing `endTurn` changes.
- */
-function afterTurnEnd(...actions: Array<'endTurn'>) {
-  return [
-    { guard: 'runFinished', target: 'closing', actions },
-    { guard: 'handoffPending', target: 'handoff', actions },
-    // Leaving and re-entering `turn` starts the next turn from checkLimits.
-    { target: '#run.turn', reenter: true, actions },
-  ] as const;
-}
-
-/**
- * `afterTools` without a checkpoint store: `afterTurnEnd('endTurn')` with two shortcuts that
- * save microsteps on the common paths, each doing exactly what the longer way does. A run
- * that completes with nothing left to check or save goes straight to `completed` (what
- * closing → finishing → completed do then); the next turn starts at `turn.model` with the
- * turn-limit check on the transition (what re-entering `turn` through checkLimits does).
- */
-const endTurnUnsaved = [
-  { guard: 'completesNow', target: '#run.completed', actions: 'endTurn' },
-  { guard: 'runFinished', target: 'closing', actions: 'endTurn' },
-  { guard: 'handoffPending', target: 'handoff', actions: 'endTurn' },
-  { guard: 'turnLimitReached', target: '#run.failed', actions: ['endTurn', 'failWithTurnLimit'] },
-  { target: '#run.turn.model', actions: ['endTurn', 'startTurn'] },
-] as const;
-
-/**
- * The run statechart. Every rule that decides where a run goes is a named guard (pure, in
- * run.guards.ts, calling src/rules) or a state; actions (src/actors/run-actions.ts) only
- * apply effects. Swap any of them in tests with `.provide()`.
+ * The run statechart: the spec of a run (docs/architecture.md, "The chart"). Every rule that
+ * decides where a run goes is one named guard (run.guards.ts, calling src/rules) or a state,
+ * reached one way; actions (run.actions.ts) only apply effects. Swap any of them in tests
+ * with `.provide()`.
  *
- * turn = checkLimits → model → replied → executing[preflight ⇄ approvalWait / barrier → draining]
- *        → afterTools → (checkpoint → turnEnd) → [closing → ending] | [handoff] → next turn | finishing
- * terminal: completed, failed, cancelled (cancel reports run_failed(RunCancelled)), suspended
- * (a durable run parked at an approval wait: suspending stores it, then the lease is released).
+ * idle → [restoring] → starting → turn ⟲ → finishing → completed
+ *   turn = checkLimits → model → executing (preflight ⇄ approvalWait | barrier | throttled → draining) → turnEnd
+ *   turnEnd decides, in order: stop, spend, save (checkpoint, then back), repair, output, end checks
+ *   (ending), finished (finishing), handoff, next turn.
+ * terminal: completed, failed, cancelled (reports run_failed(RunCancelled)), suspended (a
+ * durable run parked at a wait: suspending stores it, then the lease is released).
+ *
+ * Async work reports back by event: the model turn (`model.replied` / `model.failed`, started by
+ * `requestModel`), tool calls (`tools.settled`, from the executor that hosts one actor per
+ * call), the store (`checkpoint.saved`, `log.failed`), the approval wait, restore, end checks and
+ * the session save (invoked actors).
  */
 export const runMachine = setup({
   types: {} as { context: RunMachineContext; events: RunMachineEvent; input: RunInput; output: RunOutcome },
   guards: runGuards,
-  actions: {
-    ...runActions,
-    // Preflight's verdict is an event: the chart, not a flag, decides where the run goes.
-    // (`raise` evaluates its event once, when the entry runs; cheaper than enqueueActions.)
-    admitCalls: raise(({ context }) => ({ type: admitCalls((context as RunMachineContext).run) })),
-    saveCheckpoint: ({ context }) => saveCheckpoint((context as RunMachineContext).run),
-    // Sent after the step that entered `turn.model` (XState defers sendTo), so the request sees every entry action of the turn.
-    requestModel: sendTo('model', ({ context }) => {
-      const run = (context as RunMachineContext).run;
-      return new ModelRequestEvent(modelInput(run), run.abortController);
-    }),
-  },
+  actions: runActions,
   actors: {
-    modelCaller: modelCallerLogic,
     approval: approvalActor,
-    checkpoint: checkpointActor,
     restore: restoreActor,
-    sessionSave: sessionSaveActor,
     runEnd: runEndActor,
-    toolExecutor: toolExecutorLogic,
+    session: sessionSaveActor,
   },
 }).createMachine({
   id: 'run',
   context: ({ input, self }) => ({ run: createRunState(input, self) }),
   output: ({ context }) => context.run.outcome!,
-  // Waits for START so the first steps run in a started actor: in XState's initial
-  // macrostep, invoked actors start before deferred entry actions run.
+  // Waits for START so the first steps run in a started actor (a cancel sent right after the
+  // launch is seen before the first model request).
   initial: 'idle',
-  // Live for the whole run: the executor hosts one child actor per tool call; the model
-  // caller makes the run's model requests (one message each way per turn).
-  invoke: [
-    { id: 'tools', src: 'toolExecutor' },
-    { id: 'model', src: 'modelCaller' },
-  ],
+  exit: 'stopToolExecutor',
   on: {
     CANCEL: { target: '.cancelled', actions: 'recordCancel' },
     'tools.settled': [
@@ -148,24 +75,17 @@ export const runMachine = setup({
       on: {
         // Cancelled before it started: it still reports run_started, then run_failed, and asks no model.
         CANCEL: { actions: 'recordCancel' },
-        START: [
-          { guard: 'hasConfigError', target: 'starting' },
-          { guard: 'needsLoading', target: 'restoring' },
-          // A fresh run that may start its first turn: run_started and turn 1 in one step
-          // (what starting → turn.checkLimits → turn.model do for it).
-          { guard: 'startsFirstTurn', target: '#run.turn.model', actions: ['startRun', 'startTurn'] },
-          { target: 'starting' },
-        ],
+        START: [{ guard: 'hasConfigError', target: 'starting' }, { guard: 'needsLoading', target: 'restoring' }, { target: 'starting' }],
       },
     },
-    // Durable runs and sessions: load the history and the stored log before the first step.
+    // Durable runs and sessions: the session's history and the stored log, before the first step.
     restoring: {
       on: { CANCEL: { actions: 'recordCancel' } },
       invoke: {
         id: 'restore',
         src: 'restore',
         input: ({ context }) => restoreInput(context.run),
-        onDone: { target: 'starting' },
+        onDone: { target: 'starting', actions: 'applyRestore' },
         // Refused (locked, "fail", damaged log, unreachable agent): run_started, run_failed; nothing written.
         onError: { target: 'starting', actions: 'failWithRestoreError' },
       },
@@ -176,20 +96,17 @@ export const runMachine = setup({
         { guard: 'hasConfigError', target: 'failed', actions: 'failWithConfigError' },
         { guard: 'cancelRequested', target: 'cancelled' },
         { guard: 'replayCompleted', target: 'finishing' },
-        // Resumed inside a turn: continue from its stored reply; calls with stored results are skipped.
-        { guard: 'resumeInTurn', target: '#run.turn.replied' },
+        // Resumed inside a turn: its stored reply's calls without a stored result run now.
+        { guard: 'resumeInTurn', target: 'turn.executing' },
         { target: 'turn' },
       ],
     },
     turn: {
       initial: 'checkLimits',
       states: {
+        // Every turn starts here: the turn limit and the budgets are checked before the model is asked.
         checkLimits: {
-          // A cancel before the run started is seen in `starting`; later ones leave the turn at once.
-          always: [
-            { guard: 'turnLimitReached', target: '#run.failed', actions: 'failWithTurnLimit' },
-            { target: 'model', actions: 'startTurn' },
-          ],
+          always: [{ guard: 'turnLimitReached', target: '#run.failed', actions: 'failWithTurnLimit' }, { target: 'model', actions: 'startTurn' }],
         },
         model: {
           entry: 'requestModel',
@@ -197,26 +114,17 @@ export const runMachine = setup({
             'model.replied': [
               // afterModelResponse asked for a retry: the reply is void, a new turn asks again.
               { guard: 'replyRetried', target: '#run.turn', reenter: true, actions: 'discardReply' },
-              // Calls, no verdict and no budget anywhere to check: on to preflight in this step (what `replied` decides then).
-              { guard: 'replyDispatches', target: 'executing', actions: 'recordReply' },
-              // Text only, no verdict, no budget: straight to afterTools (likewise).
-              { guard: 'replyEndsTurn', target: 'afterTools', actions: 'recordReply' },
-              { target: 'replied', actions: 'recordReply' },
+              { guard: 'replyOverBudget', target: '#run.stopping', actions: ['recordReply', 'stopOverBudget'] },
+              // afterModelResponse said stop: the reply is the final output, its calls never run.
+              { guard: 'replyStops', target: 'turnEnd', actions: ['recordReply', 'closeStoppedCalls'] },
+              { guard: 'noToolCalls', target: 'turnEnd', actions: 'recordReply' },
+              { target: 'executing', actions: 'recordReply' },
             ],
             'model.failed': { target: '#run.failed', actions: 'failWithModelError' },
           },
         },
-        replied: {
-          always: [
-            { guard: 'replyOverBudget', target: '#run.stopping', actions: 'stopOverBudget' },
-            // afterModelResponse said stop: the reply is the final output, its calls never run.
-            { guard: 'replyStops', target: 'afterTools', actions: 'closeStoppedCalls' },
-            { guard: 'noToolCalls', target: 'afterTools' },
-            { target: 'executing' },
-          ],
-        },
-        // The tool-call phase: serial preflight, approval waits and barriers, while
-        // dispatched calls run as child actors of the executor.
+        // The tool-call phase: serial preflight, approval waits and barriers, while dispatched
+        // calls run as child actors of the run's executor.
         executing: {
           initial: 'preflight',
           states: {
@@ -233,7 +141,8 @@ export const runMachine = setup({
             // maxConcurrentToolCalls: the next cleared call waits for a free slot, in request order.
             throttled: { always: { guard: 'hasCapacity', target: 'preflight' } },
             approvalWait: {
-              // Durable runs may park here: nothing in flight and only this decision awaited.
+              // A durable run parks here once nothing is in flight and only this decision is awaited:
+              // when the wait opens (approval.opened), or when the last call in flight settles.
               always: { guard: 'parkNow', target: '#run.suspending' },
               on: { 'approval.opened': { guard: 'parkNow', target: '#run.suspending' } },
               invoke: {
@@ -241,12 +150,12 @@ export const runMachine = setup({
                 src: 'approval',
                 input: ({ context }) => approvalInput(context.run),
                 onDone: [
-                  { guard: 'approvalDenied', target: 'preflight', actions: 'rejectDenied' },
+                  { guard: 'approvalDenied', target: 'preflight', actions: ['recordDecision', 'rejectDenied'] },
                   // Approved with edited arguments that do not validate: an error result, never run.
-                  { guard: 'editsInvalid', target: 'preflight', actions: 'rejectInvalidEdits' },
-                  { guard: 'currentCallRunsAlone', target: 'barrier', actions: ['applyEdits', 'claimApproved'] },
-                  { guard: 'atCapacity', target: 'throttled', actions: ['applyEdits', 'holdApproved'] },
-                  { target: 'preflight', actions: ['applyEdits', 'dispatchApproved'] },
+                  { guard: 'editsInvalid', target: 'preflight', actions: ['recordDecision', 'rejectInvalidEdits'] },
+                  { guard: 'currentCallRunsAlone', target: 'barrier', actions: ['recordDecision', 'applyEdits', 'claimApproved'] },
+                  { guard: 'atCapacity', target: 'throttled', actions: ['recordDecision', 'applyEdits', 'holdApproved'] },
+                  { target: 'preflight', actions: ['recordDecision', 'applyEdits', 'dispatchApproved'] },
                 ],
               },
             },
@@ -261,61 +170,63 @@ export const runMachine = setup({
               },
             },
             draining: {
-              always: { guard: 'nothingInFlight', target: '#run.turn.afterTools' },
-              // The batch's last results: recorded and on to afterTools in one step. Other results
+              always: { guard: 'nothingInFlight', target: '#run.turn.turnEnd' },
+              // The batch's last results: recorded and on to turnEnd in one step. Other results
               // (and a tool's RunCancelled) are the root's `tools.settled`.
-              on: { 'tools.settled': { guard: 'lastResultsIn', target: '#run.turn.afterTools', actions: 'recordResults' } },
+              on: { 'tools.settled': { guard: 'lastResultsIn', target: '#run.turn.turnEnd', actions: 'recordResults' } },
             },
           },
         },
-        afterTools: {
+        // Where every turn ends, and the one place that decides what comes next.
+        turnEnd: {
           // Safety net for "exactly one result": nothing should be open here.
           entry: 'closeUnfinishedCalls',
           always: [
             { guard: 'stopRequested', target: '#run.stopping' },
             { guard: 'spendOverBudget', target: '#run.stopping', actions: 'stopOverSpend' },
-            { guard: 'checkpointing', target: 'checkpoint' },
-            // Without a store the turn ends right here (one step less per turn than going through turnEnd).
-            ...endTurnUnsaved,
+            // A durable turn is saved first, then decided (checkpoint comes back here).
+            { guard: 'turnUnsaved', target: 'checkpoint' },
+            // outputType: an invalid final reply gets one repair turn, then OutputValidationError.
+            { guard: 'outputNeedsRepair', target: '#run.turn', reenter: true, actions: ['endTurn', 'queueRepair'] },
+            { guard: 'outputInvalid', target: '#run.failed', actions: ['endTurn', 'failWithOutputError'] },
+            // Output guardrails and onRunEnd hooks (whose messages continue the run).
+            { guard: 'endChecksPending', target: '#run.ending', actions: 'endTurn' },
+            { guard: 'runFinished', target: '#run.finishing', actions: 'endTurn' },
+            { guard: 'handoffPending', target: 'handoff', actions: 'endTurn' },
+            // Leaving and re-entering `turn` starts the next turn from checkLimits.
+            { target: '#run.turn', reenter: true, actions: 'endTurn' },
           ],
         },
         // Waits for the turn's writes (saveCheckpoint answers with a message: no actor per turn).
         checkpoint: {
           entry: 'saveCheckpoint',
-          on: {
-            'checkpoint.saved': { target: 'turnEnd' },
-            'checkpoint.failed': { target: '#run.failed', actions: 'failWithCheckpointError' },
-          },
-        },
-        // A checkpointed turn ends once its log is written.
-        turnEnd: { entry: 'endTurn', always: afterTurnEnd() },
-        // The run would complete (checked only then, so a turn that goes on pays nothing for it).
-        closing: {
-          always: [
-            // outputType: an invalid final reply gets one repair turn, then OutputValidationError.
-            { guard: 'outputNeedsRepair', target: '#run.turn', reenter: true, actions: 'queueRepair' },
-            { guard: 'outputInvalid', target: '#run.failed', actions: 'failWithOutputError' },
-            { guard: 'endChecksPending', target: 'ending' },
-            { target: '#run.finishing' },
-          ],
-        },
-        // Output guardrails, then onRunEnd hooks (whose messages continue it).
-        ending: {
-          invoke: {
-            id: 'runEnd',
-            src: 'runEnd',
-            input: ({ context }) => runEndInput(context.run),
-            onDone: [
-              { guard: 'endHookContinues', target: '#run.turn', reenter: true, actions: 'queueEndMessages' },
-              { target: '#run.finishing' },
-            ],
-            onError: { target: '#run.failed', actions: 'failWithEndError' },
-          },
+          on: { 'checkpoint.saved': { target: 'turnEnd', actions: 'markTurnSaved' } },
         },
         handoff: {
           entry: 'applyHandoff',
           always: [{ guard: 'stopRequested', target: '#run.stopping' }, { target: '#run.turn', reenter: true }],
         },
+      },
+    },
+    // Output guardrails, then onRunEnd hooks (whose messages continue the run).
+    ending: {
+      invoke: {
+        id: 'runEnd',
+        src: 'runEnd',
+        input: ({ context }) => runEndInput(context.run),
+        onDone: [{ guard: 'endHookContinues', target: 'turn', actions: 'queueEndMessages' }, { target: 'finishing' }],
+        onError: { target: 'failed', actions: 'failWithEndError' },
+      },
+    },
+    // Completed runs join their session before run_completed, so the next run sees them.
+    finishing: { always: [{ guard: 'noSession', target: 'completed' }, { target: 'savingSession' }] },
+    savingSession: {
+      invoke: {
+        id: 'session',
+        src: 'session',
+        input: ({ context }) => sessionInput(context.run),
+        onDone: { target: 'completed' },
+        onError: { target: 'failed', actions: 'failWithSessionError' },
       },
     },
     // Budget stop: calls that never ran get their result, in-flight calls finish and are saved.
@@ -324,37 +235,12 @@ export const runMachine = setup({
       initial: 'draining',
       states: {
         draining: { always: { guard: 'nothingInFlight', target: 'saving' } },
-        saving: { always: [{ guard: 'checkpointing', target: 'checkpoint' }, { target: '#run.failed' }] },
-        checkpoint: {
-          entry: 'saveCheckpoint',
-          on: {
-            'checkpoint.saved': { target: '#run.failed' },
-            'checkpoint.failed': { target: '#run.failed', actions: 'failWithCheckpointError' },
-          },
-        },
+        saving: { always: [{ guard: 'durable', target: 'checkpoint' }, { target: '#run.failed' }] },
+        checkpoint: { entry: 'saveCheckpoint', on: { 'checkpoint.saved': { target: '#run.failed' } } },
       },
     },
-    // Parked for approvals: the head is stored as "suspended", then the lease is released.
-    suspending: {
-      invoke: {
-        id: 'park',
-        src: 'checkpoint',
-        input: ({ context }) => parkInput(context.run),
-        onDone: { target: 'suspended' },
-        onError: { target: 'failed', actions: 'failWithCheckpointError' },
-      },
-    },
-    // Completed runs join their session before run_completed, so the next run sees them.
-    finishing: { always: [{ guard: 'noSession', target: 'completed' }, { target: 'savingSession' }] },
-    savingSession: {
-      invoke: {
-        id: 'session',
-        src: 'sessionSave',
-        input: ({ context }) => sessionInput(context.run),
-        onDone: { target: 'completed' },
-        onError: { target: 'failed', actions: 'failWithSessionError' },
-      },
-    },
+    // Parked at a wait: the head is stored as "suspended" (the requests are logged already), then the lease is released.
+    suspending: { entry: 'parkRun', on: { 'checkpoint.saved': { target: 'suspended' } } },
     completed: { type: 'final', entry: 'emitCompleted' },
     failed: { type: 'final', entry: 'emitFailed' },
     cancelled: { type: 'final', entry: ['cancel', 'emitFailed'] },

@@ -1,5 +1,6 @@
 import type { InspectionEvent } from 'xstate';
 import type { RunEvent } from '../types.js';
+import { RUN_STATE, stateValueOf } from '../machines/run-states.js';
 import type { ApprovalOutcomeView, ModelReplyView, RunTracer } from './run-tracer.js';
 
 /** The parts of a run actor's input (RunInput) this observer reads. */
@@ -13,8 +14,9 @@ type AnyEvent = { readonly type: string; readonly input?: unknown; readonly outp
 
 /**
  * An XState inspection observer that tells `tracer` the facts a run's events do not carry:
- * the model each request goes to (the `model.request` the run sends its model caller), each
- * reply's own usage and finish reason (the `model.replied` answer), how an approval wait ended and who decided (the `approval`
+ * when a run asks its model and which model (the run's step into `turn.model`, whose context
+ * names the active agent's model), each reply's own usage and finish reason (the
+ * `model.replied` answer), how an approval wait ended and who decided (the `approval`
  * actor's output), and when the run waits at the barrier (its state
  * `turn.executing.barrier.waitingForInFlight`). Run actors of this tree are recognised by
  * their input carrying `sink`, the tree's own event sink, so other actors in the system are
@@ -23,28 +25,28 @@ type AnyEvent = { readonly type: string; readonly input?: unknown; readonly outp
 export function inspectRunActors(tracer: RunTracer, sink: (event: RunEvent) => void): (event: InspectionEvent) => void {
   /** Run actor → its run id. */
   const runActors = new WeakMap<object, string>();
+  /** Run actors whose last step ended in `turn.model`. */
+  const asking = new WeakSet<object>();
   return (inspection) => {
     try {
       if (inspection.type === '@xstate.microstep') {
         const runId = runActors.get(inspection.actorRef);
-        if (runId !== undefined) tracer.barrierState(runId, waitsAtBarrier(inspection.snapshot));
+        if (runId === undefined) return;
+        tracer.barrierState(runId, inState(inspection.snapshot, RUN_STATE.waitingForInFlight));
+        const inModel = inState(inspection.snapshot, RUN_STATE.model);
+        if (inModel && !asking.has(inspection.actorRef)) tracer.modelStarted(runId, modelOf(inspection.snapshot));
+        if (inModel) asking.add(inspection.actorRef);
+        else asking.delete(inspection.actorRef);
         return;
       }
       if (inspection.type !== '@xstate.event') return;
       const event = inspection.event as AnyEvent;
       if (event.type === 'xstate.init') {
-        const input = event.input as RunInputView | { readonly model?: { readonly name?: unknown } } | undefined;
-        if (input && 'sink' in input && input.sink === sink) {
+        const input = event.input as RunInputView | undefined;
+        if (input && typeof input === 'object' && 'sink' in input && input.sink === sink) {
           runActors.set(inspection.actorRef, input.runId);
           tracer.runActorCreated(input.runId, nameOf(input.agent?.model));
-          return;
         }
-        return;
-      }
-      if (event.type === 'model.request') {
-        const parentRun = inspection.sourceRef ? runActors.get(inspection.sourceRef) : undefined;
-        const model = (event as { model?: unknown }).model;
-        if (parentRun !== undefined) tracer.modelStarted(parentRun, typeof model === 'string' ? model : undefined);
         return;
       }
       const runId = runActors.get(inspection.actorRef);
@@ -65,10 +67,15 @@ export function inspectRunActors(tracer: RunTracer, sink: (event: RunEvent) => v
   };
 }
 
-/** Whether a run actor's snapshot is in `turn.executing.barrier.waitingForInFlight`. */
-function waitsAtBarrier(snapshot: unknown): boolean {
-  const value = (snapshot as { value?: unknown }).value as { turn?: { executing?: { barrier?: unknown } } } | string | undefined;
-  return typeof value === 'object' && typeof value.turn === 'object' && typeof value.turn.executing === 'object' && value.turn.executing.barrier === 'waitingForInFlight';
+/** Whether a run actor's snapshot is in the chart state `id` (an id of RUN_STATE). */
+function inState(snapshot: unknown, id: string): boolean {
+  const matches = (snapshot as { matches?: (value: unknown) => boolean }).matches;
+  return typeof matches === 'function' && matches.call(snapshot, stateValueOf(id));
+}
+
+/** The model of the run's active agent, as its snapshot's context holds it. */
+function modelOf(snapshot: unknown): string | undefined {
+  return nameOf((snapshot as { context?: { run?: { agent?: { model?: { name?: unknown } } } } }).context?.run?.agent?.model);
 }
 
 function nameOf(model: { readonly name?: unknown } | undefined): string | undefined {

@@ -1,30 +1,21 @@
 import type { Agent } from '../agent.js';
 import type { Tool } from '../tools/tool.js';
-import type { AnyActorRef } from 'xstate';
-import type { ApprovalInput } from '../actors/approval.js';
 import type { CallJob, CallOutcome } from '../actors/call-pipeline.js';
 import type { SettledCallResult } from '../actors/tool-executor.js';
+import { startToolCalls, startToolExecutor } from '../actors/tool-executor.js';
 import { BudgetExceeded, RunCancelled } from '../errors.js';
 import { ancestorOverBudget, durationOverBudget, toolCallsOverBudget } from '../rules/budget.js';
 import { callVerdict, type ClearedCall } from '../rules/preflight.js';
 import { hasCapacity } from '../rules/batch.js';
-import { isObject } from '../tools/schema.js';
-import { validateArguments } from '../tools/validate.js';
-import { blockReason, hasHook, hookContext, reshapeResult } from './run-hooks.js';
+import { hasHook, hookContext, reshapeResult } from './run-hooks.js';
 import { CallContext } from '../tools/call-context.js';
 import type { Message, ToolCallCompletedEvent } from '../types.js';
-import type { ApprovalOutcome } from './approvals.js';
-import { hashArguments } from './args-hash.js';
-import type { ApprovalDecisionEntry } from '../store/checkpoint-store.js';
-import { eventBase } from './event-base.js';
-import { log, parksForApprovals } from './run-end.js';
+import { log } from './run-record.js';
 import { countToolCall } from './run-spend.js';
-import { runPort, type Batch, type CallSlot, type RunState } from './run-state.js';
+import { runPort } from './run-port.js';
+import type { Batch, CallSlot, RunState } from './run-state.js';
 
-/** Decisions worth keeping across a restart: a person's, the handler's, a timeout. (A cancel or a park withdraws the wait; it decides nothing.) */
-const LOGGED_DECIDERS = new Set<string>(['consumer', 'handler', 'timeout']);
-
-/** The preflight verdict that decides where the chart goes next. */
+/** Where preflight stopped (it raises one of these after each pass; the chart decides where the run goes). */
 export type PreflightVerdictEvent = { readonly type: 'preflight.done' | 'preflight.approval' | 'preflight.alone' | 'preflight.stop' | 'preflight.full' };
 
 /**
@@ -108,145 +99,13 @@ function clear(slot: CallSlot, cleared: ClearedCall): void {
 }
 
 /** The first handoff a turn lets through claims it; later ones are rejected by preflight. */
-function claimHandoff(batch: Batch, slot: CallSlot): void {
+export function claimHandoff(batch: Batch, slot: CallSlot): void {
   if (slot.tool!.handoff) batch.claimedHandoff = slot.tool!.handoff.targetName;
 }
 
 /** The call preflight stopped at (waiting for an approval or for the barrier). */
 export function currentSlot(state: RunState): CallSlot {
   return state.batch.slots[state.batch.cursor]!;
-}
-
-export function approvalInput(state: RunState): ApprovalInput {
-  const slot = currentSlot(state);
-  const ctx = contextFor(state, slot);
-  const base = eventBase(state);
-  const turn = state.turn;
-  const approvalId = `${state.runId}:${slot.key}`;
-  const durable = state.runLog !== undefined;
-  const argsHash = durable ? hashArguments(slot.call.arguments) : '';
-  // A stored request or decision binds to the exact arguments it was made for; other arguments are asked again.
-  const stored = state.storedApprovals.get(approvalId);
-  const same = stored !== undefined && stored.request.argsHash === argsHash;
-  const decision = same && stored.decision?.argsHash === argsHash ? stored.decision : undefined;
-  return {
-    ...(decision ? { recorded: recordedDecision(decision) } : {}),
-    ...(same ? { requestedAt: stored.request.requestedAt } : {}),
-    onOpened: (view) => {
-      (state.openWaits ??= new Map()).set(approvalId, { approvalId, callId: slot.call.id, tool: slot.call.name, arguments: slot.call.arguments, requestedAt: view.requestedAt });
-      if (durable && !same) log(state, { kind: 'approval_request', turn, index: slot.index, callId: slot.call.id, approvalId, tool: slot.call.name, argsHash, requestedAt: view.requestedAt });
-      if (state.self.getSnapshot().status === 'active') state.self.send({ type: 'approval.opened', approvalId });
-    },
-    onDecided: (outcome) => {
-      // A wait withdrawn by parking ('cancel') is still what the suspended run waits for.
-      if (outcome.by !== 'cancel') state.openWaits?.delete(approvalId);
-      if (!durable || !LOGGED_DECIDERS.has(outcome.by)) return;
-      // Edited arguments are part of the decision: a resumed run runs exactly these (their hash guards the text).
-      const edits = outcome.approved && outcome.edits ? { editedArguments: outcome.edits.arguments, editedArgsHash: hashArguments(outcome.edits.arguments) } : {};
-      log(state, { kind: 'approval_decision', approvalId, callId: slot.call.id, argsHash, approved: outcome.approved, ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}), ...edits, by: outcome.by, decidedAt: Date.now() });
-    },
-    view: { approvalId, runId: state.runId, callId: slot.call.id, path: base.path, agent: base.agent, tool: slot.call.name, args: slot.args, turn },
-    tool: slot.tool!,
-    args: slot.args,
-    ctx,
-    request: { call: slot.call, args: slot.args, agent: base.agent, path: base.path },
-    handler: state.agent.approvalHandler,
-    timeoutMs: state.options.approvalTimeoutMs,
-    router: state.approvals,
-    parks: () => parksForApprovals(state),
-    announce: (view, decide) =>
-      state.sink({
-        type: 'approval_required',
-        ...base,
-        turn,
-        approvalId: view.approvalId,
-        call: slot.call,
-        args: slot.args,
-        approve: (edits?: { args: unknown }) => decide(true, undefined, edits),
-        reject: (reason?: string) => decide(false, reason),
-      }),
-    reportFailure: (error) => state.sink({ type: 'tool_call_failed', ...base, turn, call: slot.call, error, attempt: 0, willRetry: false }),
-    ...(hasHook(state.agent, 'beforeToolCall')
-      ? { block: () => blockReason(state.agent, { call: slot.call, tool: slot.tool!, args: slot.args }, hookContext(state)) }
-      : {}),
-  };
-}
-
-/** A denied call gets its error result (the reason, when one was given, is what the model reads). */
-export function rejectDenied(state: RunState, outcome: ApprovalOutcome): void {
-  const slot = currentSlot(state);
-  state.batch.cursor++;
-  if (outcome.blockedBy !== undefined) return reject(state, slot, `Tool error: blocked: ${outcome.blockedBy}`, outcome.blockedBy);
-  if (outcome.hookFailure !== undefined) return reject(state, slot, `Tool error: ${outcome.hookFailure}`);
-  const reason = outcome.reason ? `: ${outcome.reason}` : '.';
-  reject(state, slot, `Tool error: approval denied for tool '${slot.call.name}'${reason}`);
-}
-
-/** A stored decision as the approval wait applies it; edits only when their text still has the hash they were stored with (restore checks this too). */
-function recordedDecision(decision: ApprovalDecisionEntry): NonNullable<ApprovalInput['recorded']> {
-  return {
-    approved: decision.approved,
-    ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
-    ...(decision.editedArguments !== undefined ? { edits: { arguments: decision.editedArguments } } : {}),
-  };
-}
-
-/**
- * The approver's edited arguments, if any, as a cleared call's new raw and validated args; a
- * string when they are invalid. The edits are JSON text, parsed, checked and validated the way
- * the model's arguments are, so a live run and a resumed one run the same value.
- */
-export function editedArgs(state: RunState, outcome: ApprovalOutcome): { raw: Record<string, unknown>; args: unknown } | string | undefined {
-  if (!outcome.edits) return undefined;
-  const slot = currentSlot(state);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(outcome.edits.arguments);
-  } catch {
-    return `edited arguments for tool '${slot.call.name}' are not valid JSON`;
-  }
-  if (!isObject(raw)) return `edited arguments for tool '${slot.call.name}' must be a JSON object`;
-  try {
-    return { raw, args: validateArguments(slot.tool!, raw) };
-  } catch (error) {
-    return `edited arguments for tool '${slot.call.name}' are invalid: ${(error as Error).message}`;
-  }
-}
-
-/** Approved with edited arguments: the call will run with them. */
-export function applyEdits(state: RunState, outcome: ApprovalOutcome): void {
-  const edited = editedArgs(state, outcome);
-  if (!edited || typeof edited === 'string') return;
-  const slot = currentSlot(state);
-  slot.raw = edited.raw;
-  slot.args = edited.args;
-}
-
-/** Approved with invalid edits: the call gets an error result and never runs. */
-export function rejectInvalidEdits(state: RunState, outcome: ApprovalOutcome): void {
-  const slot = currentSlot(state);
-  const problem = String(editedArgs(state, outcome));
-  state.batch.cursor++;
-  reject(state, slot, `Tool error: ${problem}`);
-}
-
-/** An approved call that may run in parallel: dispatch it now. */
-export function dispatchApproved(state: RunState): void {
-  const slot = currentSlot(state);
-  claimHandoff(state.batch, slot);
-  state.batch.cursor++;
-  dispatch(state, slot);
-  flushDispatches(state);
-}
-
-/** An approved call with no free slot (maxConcurrentToolCalls): it waits, cleared, for one. */
-export function holdApproved(state: RunState): void {
-  currentSlot(state).state = 'cleared';
-}
-
-/** An approved call that must run alone: it claims its handoff now and waits at the barrier. */
-export function claimApproved(state: RunState): void {
-  claimHandoff(state.batch, currentSlot(state));
 }
 
 /** The barrier call, once nothing else is in flight. */
@@ -256,7 +115,7 @@ export function dispatchAlone(state: RunState): void {
   flushDispatches(state);
 }
 
-function dispatch(state: RunState, slot: CallSlot): void {
+export function dispatch(state: RunState, slot: CallSlot): void {
   slot.state = 'dispatched';
   state.inFlight++;
   const tool = slot.tool!;
@@ -313,13 +172,12 @@ class DispatchedCall implements CallJob {
   }
 }
 
-/** Hands the calls cleared since the last flush to the executor in one message. */
-function flushDispatches(state: RunState): void {
+/** Hands the calls cleared since the last flush to the run's executor in one message (the executor is made with the run's first call). */
+export function flushDispatches(state: RunState): void {
   if (state.outbox.length === 0) return;
   const jobs = state.outbox;
   state.outbox = [];
-  const executor = (state.self.getSnapshot().children as Record<string, AnyActorRef | undefined>).tools;
-  executor!.send({ type: 'dispatch', jobs });
+  startToolCalls((state.executor ??= startToolExecutor(state.self)), jobs);
 }
 
 /** afterToolCall hooks on a call's outcome; a throwing hook makes it an error result. Never rejects. */
@@ -336,7 +194,7 @@ function afterToolCallFor(state: RunState, slot: CallSlot): (outcome: CallOutcom
   };
 }
 
-function contextFor(state: RunState, slot: CallSlot): CallContext {
+export function contextFor(state: RunState, slot: CallSlot): CallContext {
   return new CallContext(runPort(state), slot.call.id, state.turn, slot.key);
 }
 
@@ -402,7 +260,7 @@ function settle(state: RunState, key: string, outcome: CallOutcome): void {
   if (outcome.runSignal instanceof BudgetExceeded) state.stopError ??= outcome.runSignal;
 }
 
-function reject(state: RunState, slot: CallSlot, output: string, blockedBy?: string): void {
+export function reject(state: RunState, slot: CallSlot, output: string, blockedBy?: string): void {
   settle(state, slot.key, { result: undefined, output, isError: true, details: undefined, terminate: false, ...(blockedBy !== undefined ? { blockedBy } : {}) });
 }
 

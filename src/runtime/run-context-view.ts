@@ -3,15 +3,11 @@ import type { ModelRequest } from '../models/model.js';
 import { ContextView } from '../context/context-view.js';
 import type { StepReport } from '../context/compact-step.js';
 import { estimateOverhead } from '../context/estimate.js';
-import { resolvePolicy, type ContextPolicy, type ResolvedPolicy } from '../context/policy.js';
+import { activePolicy, resolvePolicy, type ContextPolicy, type ResolvedPolicy } from '../context/policy.js';
 import { writeSummary } from '../context/summarize.js';
 import type { ContextCompactedEvent, Message } from '../types.js';
 import type { RunState } from './run-state.js';
 
-/** The run option's policy, else the active agent's. */
-export function activePolicy(state: Pick<RunState, 'options' | 'agent'>): ContextPolicy | undefined {
-  return state.options.contextPolicy ?? state.agent?.contextPolicy;
-}
 
 const resolved = new WeakMap<ContextPolicy, ResolvedPolicy>();
 /** Each run's view, made at its first request (a new one when a handoff brings another policy). */

@@ -1,40 +1,10 @@
-import type { CheckpointInput } from '../actors/checkpoint.js';
 import { OutputValidationError, RunCancelled } from '../errors.js';
 import { checkOutput, repairPrompt } from '../rules/output.js';
 import { checkGuardrails, hasHook, hookContext, runEndMessages } from './run-hooks.js';
-import { finalOutput, runFinishes, shouldPark } from '../rules/batch.js';
-import type { CheckpointEntry, CheckpointHead, RunStatus } from '../store/checkpoint-store.js';
+import { runFinishes } from '../rules/batch.js';
 import { closeOpenCalls } from './run-calls.js';
+import { completedOutput, finalValue, head } from './run-record.js';
 import type { RunState } from './run-state.js';
-import type { SuspendedApproval } from '../types.js';
-
-/** Appends one entry to the run's log (when it has a checkpoint store). */
-export function log(state: RunState, entry: CheckpointEntry): void {
-  state.runLog?.append([entry], head(state, 'running'));
-}
-
-function head(state: RunState, status: RunStatus, error?: Error): CheckpointHead {
-  const output = status === 'completed' ? completedOutput(state) : '';
-  // Written on every append: optional fields are set, not spread (spreading into a literal is a slow path on Node 20).
-  const written: { -readonly [K in keyof CheckpointHead]: CheckpointHead[K] } = { agent: state.agent.name, turn: state.turn, usage: { ...state.usage }, status };
-  if (output) written.output = output;
-  if (error) written.error = { name: error.name, message: error.message };
-  return written;
-}
-
-/** The run's final output: a replayed completed run's stored one, else this turn's final reply or terminating results. */
-export function completedOutput(state: RunState): string {
-  return state.replayCompleted ? state.storedOutput : finalOutput(state.batch.reply, state.batch.slots, state.batch.stopped);
-}
-
-/** The run's final output value: the outputType's parsed value when the agent has one, else the output text. */
-export function finalValue(state: RunState): unknown {
-  const text = completedOutput(state);
-  const outputType = state.agent.outputType;
-  if (!outputType) return text;
-  const check = checkOutput(outputType, text);
-  return check.ok ? check.value : undefined;
-}
 
 /** The final output checked against the agent's outputType; undefined when it has none or the run does not end here. */
 export function outputProblem(state: RunState): string | undefined {
@@ -97,28 +67,25 @@ export function queueEndMessages(state: RunState, messages: readonly string[]): 
   for (const text of messages) state.inbox.push({ text, source: 'hook' });
 }
 
-/** The answer to a checkpoint state's writes (saveCheckpoint), sent to the run itself. */
-export type CheckpointEvent = { readonly type: 'checkpoint.saved' } | { readonly type: 'checkpoint.failed'; readonly error: unknown };
-
 /**
  * Entering a checkpoint state, at a turn end (appending turn_end) or when a stopped run has
- * drained: the writes are queued and the run is told `checkpoint.saved` or `checkpoint.failed`
- * once everything appended so far has landed; the state waits for that message. A message,
- * not an actor invoked per checkpoint: every way out of a checkpoint state other than its
- * answer ends the run, so an answer never reaches a later checkpoint, and an ended run no
- * longer listens.
+ * drained: the writes are queued and the run is told `checkpoint.saved` once everything
+ * appended so far has landed; the state waits for that message. A failed write reaches the
+ * run as `log.failed` (RunLog reports it before `settle()` rejects), which ends the run: so
+ * there is no failure answer, and an answer never reaches a later checkpoint (an ended run no
+ * longer listens). A message, not an actor invoked per checkpoint.
  */
 export function saveCheckpoint(state: RunState): void {
+  const log = state.runLog!;
   // A stopped run has drained: its results are logged; the head takes their usage before the run fails.
-  if (!state.stopError) state.runLog?.append([{ kind: 'turn_end', turn: state.turn }], head(state, finishesAfterTurn(state) ? 'completed' : 'running'));
-  else state.runLog?.append([], head(state, 'running'));
+  if (!state.stopError) log.append([{ kind: 'turn_end', turn: state.turn }], head(state, finishesAfterTurn(state) ? 'completed' : 'running'));
+  else log.append([], head(state, 'running'));
   const self = state.self;
-  const tell = (event: CheckpointEvent): void => {
-    if (self.getSnapshot().status === 'active') self.send(event);
-  };
-  (state.runLog?.settle() ?? Promise.resolve()).then(
-    () => tell({ type: 'checkpoint.saved' }),
-    (error: unknown) => tell({ type: 'checkpoint.failed', error }),
+  log.settle().then(
+    () => {
+      if (self.getSnapshot().status === 'active') self.send({ type: 'checkpoint.saved' });
+    },
+    () => undefined,
   );
 }
 
@@ -154,60 +121,20 @@ export function emitCompleted(state: RunState): void {
   state.sink({ type: 'run_completed', runId: state.runId, path: state.path, agent: state.agent.name, output, usage: { ...state.usage }, turns: state.turn });
 }
 
+/** Entering `failed` or `cancelled`: the outcome, the stored head, the parent told, run_failed. */
 export function emitFailed(state: RunState): void {
   const error = state.failure ?? state.stopError ?? new RunCancelled('run ended without a result');
   state.failure = error;
-  state.outcome = { status: 'failed', runId: state.runId, error };
+  const cancelled = error instanceof RunCancelled;
+  state.outcome = { status: cancelled ? 'cancelled' : 'failed', runId: state.runId, error };
   state.abortController.abort(error);
   // Best effort: a cancelled run can be resumed ("interrupted"), any other failure is "failed".
   // A refused start never opened its log, and a completed stored head is never overwritten (RunLog).
-  const status = error instanceof RunCancelled ? 'interrupted' : 'failed';
+  const status = cancelled ? 'interrupted' : 'failed';
   state.runLog?.append([], head(state, status, error));
   void state.runLog?.close();
   state.parentRef?.send({ type: 'child.ended', runId: state.runId, status });
   state.sink({ type: 'run_failed', runId: state.runId, path: state.path, agent: state.agent.name, error, usage: { ...state.usage }, turns: state.turn });
-}
-
-/**
- * Whether the run parks now (pure; the `parkNow` guard): a durable root run asked to suspend
- * (or configured to), with nothing in flight, while the current call's approval wait is open.
- */
-export function parkNow(state: RunState): boolean {
-  if (!parksForApprovals(state)) return false;
-  const slot = state.batch.slots[state.batch.cursor];
-  return shouldPark(state.inFlight, slot !== undefined && state.approvals.isWaiting(`${state.runId}:${slot.key}`));
-}
-
-/** Whether the run parks at approval waits (a durable root run with suspendOnApproval, or asked by handle.suspend()). */
-export function parksForApprovals(state: RunState): boolean {
-  return state.runLog !== undefined && !state.parentRef && (state.suspendRequested || state.options.checkpoint?.suspendOnApproval === true);
-}
-
-/** The approvals a parking run waits for: its open waits (already withdrawn from the router by leaving the wait state). */
-function parkedApprovals(state: RunState): SuspendedApproval[] {
-  return state.openWaits ? [...state.openWaits.values()] : [];
-}
-
-/** The suspending state's work: store the head as "suspended" (the requests are already logged) and wait for it. */
-export function parkInput(state: RunState): CheckpointInput {
-  return {
-    flush: () => {
-      state.parked = parkedApprovals(state);
-      state.runLog!.append([], head(state, 'suspended'));
-      return state.runLog!.settle();
-    },
-  };
-}
-
-/** Entering `suspended`: the run is parked; its lease is released and the stream ends with run_suspended. */
-export function emitSuspended(state: RunState): void {
-  const approvals = state.parked ?? [];
-  state.outcome = { status: 'suspended', runId: state.runId, approvals };
-  // Leaving the approval wait withdrew it from the tree's inbox without a decision; nothing else runs.
-  state.abortController.abort(new RunCancelled('run suspended'));
-  void state.runLog?.close();
-  state.parentRef?.send({ type: 'child.ended', runId: state.runId, status: 'suspended' });
-  state.sink({ type: 'run_suspended', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, approvals, usage: { ...state.usage } });
 }
 
 /** A write to the checkpoint store (or a lease renewal) failed: the run fails now, running calls are aborted and closed. */

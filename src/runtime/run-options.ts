@@ -187,8 +187,8 @@ export interface CheckpointOptions {
   readonly claimWaitMs?: number;
   /**
    * Park the run (`run_suspended`, stored status "suspended", lease released) as soon as it
-   * waits only for approvals: nothing is left running in the process. Decide with
+   * only waits (for an approval): nothing is left running in the process. Decide with
    * `Runner.decide` from any process, then continue with `Runner.resume`.
    */
-  readonly suspendOnApproval?: boolean;
+  readonly suspendOnWait?: boolean;
 }

@@ -1,6 +1,9 @@
-import type { Agent } from '../agent.js';
+import type { AnyActorRef } from 'xstate';
+import { Agent } from '../agent.js';
+import { UserError } from '../errors.js';
+import { runSubRun } from '../actors/tool-call.js';
 import type { AncestorBudget } from '../rules/budget.js';
-import type { RunPort } from '../tools/call-context.js';
+import type { RunPort, SubRunOutcome } from '../tools/call-context.js';
 import type { Budget, Usage } from '../types.js';
 import type { RunInput, RunState } from './run-state.js';
 
@@ -14,6 +17,11 @@ export function createRunPort(state: RunState): RunPort {
   return new StatePort(state);
 }
 
+/** The run's port for call contexts, built on first use (a text-only run never needs one). */
+export function runPort(state: RunState): RunPort {
+  return (state.port ??= createRunPort(state));
+}
+
 class StatePort implements RunPort {
   readonly runId: string;
   readonly deps: unknown;
@@ -21,7 +29,6 @@ class StatePort implements RunPort {
   readonly budget: Budget | undefined;
   readonly mailbox: RunState['mailbox'];
   readonly abort: RunState['abortController'];
-  readonly logic: RunState['logic'];
   readonly #state: RunState;
 
   constructor(state: RunState) {
@@ -31,7 +38,6 @@ class StatePort implements RunPort {
     this.budget = state.budget;
     this.mailbox = state.mailbox;
     this.abort = state.abortController;
-    this.logic = state.logic;
     this.#state = state;
   }
 
@@ -55,8 +61,11 @@ class StatePort implements RunPort {
     if (self.getSnapshot().status === 'active') self.send(event);
   }
 
-  subRunInput(agent: unknown, input: string, options: { maxTurns?: number; budget?: Budget }, key: string): RunInput {
-    return subRunInput(this.#state, agent as Agent, input, options, key);
+  runSubRun(agent: unknown, input: string, options: { maxTurns?: number; budget?: Budget }, key: string, callActor: AnyActorRef, signal: AbortSignal): Promise<SubRunOutcome> {
+    if (!(agent instanceof Agent)) return Promise.resolve({ status: 'failed', runId: `${this.runId}/${key}`, error: new UserError('An agent tool needs an Agent to run.') });
+    const runInput = subRunInput(this.#state, agent, input, options, key);
+    // Sub-runs run on the same chart as their parent (so a test's mutant chart reaches them).
+    return runSubRun(callActor, this.#state.logic, runInput.runId, runInput, signal);
   }
 
   async askHuman(key: string, question: { question: string; options?: readonly string[]; multiSelect: boolean }, signal: AbortSignal): Promise<string | readonly string[]> {

@@ -2,28 +2,40 @@ import { UserError } from '../errors.js';
 import { findAgent } from './agent-graph.js';
 import { restoreRun, type RestoredRun } from './resume.js';
 import { batchFor } from './run-turn.js';
-import { useAgent, type RunState } from './run-state.js';
-import type { AssistantMessage } from '../types.js';
+import { agentSetup, applyAgentSetup, type AgentSetup, type RunState } from './run-state.js';
+import type { AssistantMessage, Message } from '../types.js';
 
 /** Whether the run loads anything before its first step (a checkpoint store or a session). */
 export function needsLoading(state: RunState): boolean {
   return state.options.checkpoint !== undefined || state.options.session !== undefined;
 }
 
-/** The restoring state's work: the session's history, then the stored run (resume). */
-export function restoreInput(state: RunState): { load(): Promise<void> } {
+/**
+ * What the restoring state loaded (the restore actor's output): the session's history and the
+ * stored run, if there is one. Plain data: the chart's `applyRestore` action puts it into the
+ * run's state, so the run's control state changes only in its own actions.
+ */
+export interface RestoredState {
+  /** The session's earlier messages (empty without a session). */
+  readonly history: readonly Message[];
+  /** The stored run to continue, with the setup of the agent it is on; undefined for a new one. */
+  readonly stored: (RestoredRun & { readonly setup: AgentSetup }) | undefined;
+}
+
+/**
+ * The restoring state's work: the session's history, then the claim and the stored run
+ * (resume). Resolves with what it loaded; rejects (writing nothing, the lease given back)
+ * when the run is refused: locked, "fail", "resume_only" without a stored run, damaged.
+ */
+export function restoreInput(state: RunState): { load(): Promise<RestoredState> } {
   return { load: () => loadFromStore(state) };
 }
 
-async function loadFromStore(state: RunState): Promise<void> {
+async function loadFromStore(state: RunState): Promise<RestoredState> {
   const session = state.options.session;
-  if (session) {
-    const history = await session.store.history(session.id);
-    state.transcript.push(...history);
-    state.historyLength = history.length;
-  }
+  const history = session ? await session.store.history(session.id) : [];
   const log = state.runLog;
-  if (!log) return;
+  if (!log) return { history, stored: undefined };
   // The claim comes first: it decides same-tick starts of one id, and a run locked by another owner is left untouched.
   await log.claim();
   try {
@@ -35,17 +47,22 @@ async function loadFromStore(state: RunState): Promise<void> {
       await store.delete(id);
       await log.claim();
       log.open(0);
-      return;
+      return { history, stored: undefined };
     }
     const saved = await store.load(id);
     if (!saved) {
       if (mode === 'resume_only') throw new UserError(`Run '${id}' is not in the checkpoint store (ifRunExists: "resume_only").`);
       log.open(0);
-      return;
+      return { history, stored: undefined };
     }
     if (mode === 'fail') throw new UserError(`Run '${id}' already exists in the checkpoint store (ifRunExists: "fail").`);
-    applyRestore(state, restoreRun(saved.entries, saved.head));
+    const restored = restoreRun(saved.entries, saved.head);
+    // Checked before the log opens: an unreachable agent (or one that cannot be set up) refuses the resume and writes nothing.
+    const agent = findAgent(state.agent, restored.head.agent);
+    if (!agent) throw new UserError(`Cannot resume run '${state.runId}': agent '${restored.head.agent}' is not reachable from '${state.agent.name}' through handoffs.`);
+    const setup = agentSetup(state, agent);
     log.open(saved.entries.length, saved.head.status);
+    return { history, stored: { ...restored, setup } };
   } catch (error) {
     // A refusal or a failed restore writes nothing: the lease taken above is given back.
     await log.close();
@@ -53,13 +70,18 @@ async function loadFromStore(state: RunState): Promise<void> {
   }
 }
 
-function applyRestore(state: RunState, restored: RestoredRun): void {
+/** `applyRestore`: the loaded history and stored run become the run's state (a chart action). */
+export function applyRestore(state: RunState, loaded: RestoredState): void {
+  if (loaded.history.length > 0) {
+    for (const message of loaded.history) state.transcript.push(message);
+    state.historyLength = loaded.history.length;
+  }
+  const restored = loaded.stored;
+  if (!restored) return;
   const { head } = restored;
-  const agent = findAgent(state.agent, head.agent);
-  if (!agent) throw new UserError(`Cannot resume run '${state.runId}': agent '${head.agent}' is not reachable from '${state.agent.name}' through handoffs.`);
-  useAgent(state, agent);
+  applyAgentSetup(state, restored.setup);
   state.resumed = true;
-  state.transcript.push(...restored.transcript);
+  for (const message of restored.transcript) state.transcript.push(message);
   Object.assign(state.usage, head.usage);
   state.turn = restored.turn;
   state.storedApprovals = restored.approvals;

@@ -1,5 +1,8 @@
 import type { AnyActorRef } from 'xstate';
+import type { ModelReply } from '../actors/model-turn.js';
+import type { BudgetExceeded } from '../errors.js';
 import type { AncestorBudget } from '../rules/budget.js';
+import { replyViolation } from '../rules/limits.js';
 import { addUsage, type Usage } from '../types.js';
 import type { RunState } from './run-state.js';
 import type { RunStatus } from '../store/checkpoint-store.js';
@@ -98,4 +101,22 @@ function tellSubRuns(state: RunState, origin: string, spend: Spend, except: stri
   for (const [runId, ref] of state.subRuns) {
     if (runId !== except && ref.getSnapshot().status === 'active') ref.send({ type: 'ancestor.spend', origin, spend } satisfies AncestorSpendEvent);
   }
+}
+
+/**
+ * The budget a model reply would exhaust once it is recorded (pure; the `replyOverBudget`
+ * guard): `replyViolation` of the run and its ancestors with the reply's usage added, as
+ * `recordReply` adds it. Undefined without a budget here or above.
+ */
+export function replyViolationAfter(state: RunState, reply: ModelReply, now: number): BudgetExceeded | undefined {
+  if (state.budget === undefined && state.ancestors.length === 0) return undefined;
+  const spent: Partial<Usage> = { ...reply.usage, requests: 1 + (reply.extraRequests ?? 0) };
+  const usage = { ...state.usage };
+  addUsage(usage, spent);
+  const ancestors = state.ancestors.map((a) => {
+    const view = { ...a, usage: { ...a.usage } };
+    addUsage(view.usage, spent);
+    return view;
+  });
+  return replyViolation({ ...state, usage, ancestors }, now);
 }

@@ -10,19 +10,18 @@ import { emptyUsage, type SuspendedApproval, type AssistantMessage, type Budget,
 import type { ApprovalRouter } from './approvals.js';
 import type { HumanRouter } from './humans.js';
 import type { RunOptions } from './run-options.js';
-import { createRunPort } from './run-port.js';
 import type { RunPort } from '../tools/call-context.js';
+import type { HandoffInputFilter } from '../handoff/handoff.js';
 import type { ApprovalDecisionEntry, ApprovalRequestEntry } from '../store/checkpoint-store.js';
 import { DEFAULT_LEASE_MS, RunLog, leaseOwner } from './run-log.js';
 import { normaliseInput, validateRunOptions } from './run-options.js';
 import { RunAbort } from './run-abort.js';
 import { withRecallTool } from '../context/recall-tool.js';
-import { activePolicy } from './run-context-view.js';
+import { activePolicy } from '../context/policy.js';
 
 export const DEFAULT_MAX_TURNS = 10;
 
-/** Rewrites the transcript the next agent sees after a handoff. */
-export type HandoffInputFilter = (transcript: readonly Message[]) => Message[];
+export type { HandoffInputFilter } from '../handoff/handoff.js';
 
 /** Where a run's events go: the root run's stream. Sub-runs are given the same sink. */
 export type EventSink = (event: RunEvent) => void;
@@ -79,6 +78,8 @@ export type RunOutcome =
       readonly lastInputTokens: number | undefined;
     }
   | { readonly status: 'failed'; readonly runId: string; readonly error: Error }
+  /** Cancelled (handle.cancel, an aborted signal, a tool's RunCancelled, a parent cancelling): `error` is the RunCancelled. */
+  | { readonly status: 'cancelled'; readonly runId: string; readonly error: Error }
   | { readonly status: 'suspended'; readonly runId: string; readonly approvals: readonly SuspendedApproval[] };
 
 /** `cleared`: passed preflight (and its approval), waiting for a free slot (maxConcurrentToolCalls). */
@@ -154,6 +155,8 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
   readonly usage: Usage;
   readonly mailbox: Mailbox;
   readonly runLog: RunLog | undefined;
+  /** The actor that hosts this run's tool-call actors: made with the run's first call, stopped when the run ends. */
+  executor: AnyActorRef | undefined;
   /** Live sub-runs by run id, told about spend elsewhere in the tree (created with the first one). */
   subRuns: Map<string, AnyActorRef> | undefined;
   /** What this run's call contexts may do with it (built with the first call context: `runPort`). */
@@ -167,6 +170,8 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
   path: readonly string[];
 
   turn: number;
+  /** The current turn's end is stored (a durable run saves each turn before deciding what comes next). */
+  turnSaved: boolean;
   toolCallCount: number;
   batch: Batch;
   /** Calls dispatched and not yet settled: the one count of calls in flight. */
@@ -216,11 +221,6 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
   suspendRequested: boolean;
   /** The approvals the run parked on (set by the suspending state). */
   parked: SuspendedApproval[] | undefined;
-  /**
-   * This run's open approval waits by approval id, kept until decided: parking leaves the
-   * wait (which withdraws it from the router) before the suspending state lists them.
-   */
-  openWaits: Map<string, SuspendedApproval> | undefined;
 }
 
 const runStates = new WeakSet<object>();
@@ -259,6 +259,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     usage: emptyUsage(),
     mailbox: { post: (text: string) => postToRun(self, text) },
     runLog: undefined,
+    executor: undefined,
     subRuns: undefined,
     port: undefined,
     agent: input.agent,
@@ -268,6 +269,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     agentView: { name: input.agent?.name ?? '' },
     path: [...input.parentPath, input.agent?.name ?? ''],
     turn: 0,
+    turnSaved: false,
     toolCallCount: 0,
     batch: emptyBatch(),
     inFlight: 0,
@@ -295,7 +297,6 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     storedApprovals: NO_STORED_APPROVALS,
     suspendRequested: false,
     parked: undefined,
-    openWaits: undefined,
   };
   runStates.add(state);
   if (checkpoint) {
@@ -321,21 +322,38 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
   return state;
 }
 
-/** The run's port for call contexts, built on first use (a text-only run never needs one). */
-export function runPort(state: RunState): RunPort {
-  return (state.port ??= createRunPort(state));
+/** What making an agent active sets: computed first (it may throw), then applied by a chart action. */
+export interface AgentSetup {
+  readonly agent: Agent;
+  readonly tools: Map<string, Tool>;
+  readonly toolSchemas: ToolSchema[];
+  readonly system: string;
 }
 
-/** Makes `agent` the active agent: its tools, schemas and system prompt. May throw (tool name clash). */
-export function useAgent(state: RunState, agent: Agent): void {
+/**
+ * The tools, schemas and system prompt `agent` runs with in this run. Changes nothing.
+ * @throws UserError on a tool name clash; whatever the agent's instructions function throws.
+ */
+export function agentSetup(state: RunState, agent: Agent): AgentSetup {
   const tools = withRecallTool(agent.toolTable(), activePolicy({ options: state.options, agent }) !== undefined);
-  state.tools = tools;
-  state.toolSchemas = [...tools.values()].map(toToolSchema);
   const own = agent.systemPrompt(state.deps);
-  state.system = state.extraSystem ? (own ? `${own}\n\n${state.extraSystem}` : state.extraSystem) : own;
-  state.agent = agent;
-  state.agentView = { name: agent.name };
-  state.path = [...state.parentPath, agent.name];
+  const system = state.extraSystem ? (own ? `${own}\n\n${state.extraSystem}` : state.extraSystem) : own;
+  return { agent, tools, toolSchemas: [...tools.values()].map(toToolSchema), system };
+}
+
+/** Makes the agent of `setup` the active agent: its tools, schemas and system prompt. */
+export function applyAgentSetup(state: RunState, setup: AgentSetup): void {
+  state.tools = setup.tools;
+  state.toolSchemas = setup.toolSchemas;
+  state.system = setup.system;
+  state.agent = setup.agent;
+  state.agentView = { name: setup.agent.name };
+  state.path = [...state.parentPath, setup.agent.name];
+}
+
+/** Makes `agent` the active agent. @throws as `agentSetup` (nothing changes then). */
+export function useAgent(state: RunState, agent: Agent): void {
+  applyAgentSetup(state, agentSetup(state, agent));
 }
 
 /** A tool's mailbox post is a message to its run; a run that has ended no longer listens. */

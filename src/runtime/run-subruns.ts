@@ -1,6 +1,6 @@
 import type { AnyActorRef } from 'xstate';
 import type { RunStatus } from '../store/checkpoint-store.js';
-import { log } from './run-end.js';
+import { log } from './run-record.js';
 import type { CallSlot, RunState } from './run-state.js';
 
 /** The call of this run that a sub-run id `<runId>/<turn>.<index>` belongs to, if it is of the current turn. */

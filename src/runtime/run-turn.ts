@@ -1,10 +1,11 @@
-import type { ModelReply, ModelTurnInput } from '../actors/model-turn.js';
+import { streamModelTurn, type ModelReply, type ModelTurnInput } from '../actors/model-turn.js';
 import { asError } from '../errors.js';
 import { isSequentialBatch } from '../rules/batch.js';
 import type { AssistantMessage, UserMessage } from '../types.js';
 import { normaliseInput } from './run-options.js';
 import { takeCount } from '../rules/batch.js';
-import { log, onlyFollowUpsWait } from './run-end.js';
+import { onlyFollowUpsWait } from './run-end.js';
+import { log } from './run-record.js';
 import { checkGuardrails, hasHook, hookContext, judgeReply, shapeRequest } from './run-hooks.js';
 import { z } from 'zod';
 import { RunModelInput } from './run-model-input.js';
@@ -12,6 +13,7 @@ import { spendOnReply, spendOwn } from './run-spend.js';
 import { emptyBatch, useAgent, type Batch, type CallSlot, type HandoffInputFilter, type QueuedMessage, type RunState } from './run-state.js';
 import type { Agent } from '../agent.js';
 import { contextCompactor } from './run-context-view.js';
+import { inNextMicrotask } from './microtask.js';
 
 /** `run_started`; a fresh run logs its input, a resumed one re-opens its stored turn. Sub-runs announce themselves to their parent. */
 export function startRun(state: RunState): void {
@@ -37,6 +39,7 @@ export function startRun(state: RunState): void {
 export function startTurn(state: RunState): void {
   const followUpsDue = onlyFollowUpsWait(state);
   state.turn++;
+  state.turnSaved = false;
   state.batch = emptyBatch();
   if (!state.audience.quiet) state.sink({ type: 'turn_started', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn });
   if (state.turn === 1 && !state.resumed && state.agent.inputGuardrails.length > 0) startInputCheck(state);
@@ -85,8 +88,38 @@ export function withdrawSteer(state: RunState, id: string): void {
   state.followUps = state.followUps.filter((m) => m.id !== id);
 }
 
+/** What one model turn reports back to the run (`requestModel` started it). */
+export type ModelAnswerEvent =
+  /** `output`: the reply. */
+  | { readonly type: 'model.replied'; readonly output: ModelReply }
+  /** The stream or a model-side hook failed (ModelError, HookError or what the model threw). */
+  | { readonly type: 'model.failed'; readonly error: unknown };
+
 /**
- * What the model caller needs for this turn's request (RunModelInput). Its methods read the
+ * Entering `turn.model`: the turn's model request starts (contextPolicy view, beforeModelCall,
+ * the stream, afterModelResponse; streamModelTurn) and reports back to the run as
+ * `model.replied` or `model.failed`. Every way out of `turn.model` other than that answer ends
+ * the run, which aborts the run's signal (so the stream stops) and no longer listens: a late
+ * answer is dropped. The request is built when the stream starts, after this step's entry
+ * actions, so it sees every message the turn injected.
+ */
+export function requestModel(state: RunState): void {
+  const self = state.self;
+  const answer = (event: ModelAnswerEvent): void => {
+    if (self.getSnapshot().status === 'active') self.send(event);
+  };
+  const input = modelInput(state);
+  // The model's code starts after this statechart step: it never runs inside a run's action.
+  inNextMicrotask(() =>
+    streamModelTurn(input, state.abortController).then(
+      (output) => answer({ type: 'model.replied', output }),
+      (error: unknown) => answer({ type: 'model.failed', error }),
+    ),
+  );
+}
+
+/**
+ * What the model turn needs for this turn's request (RunModelInput). Its methods read the
  * state when called, so for an agent without hooks in a run without a checkpoint log (no per-turn
  * `logged` wait) the same object serves every turn, until the agent or its system prompt changes.
  */

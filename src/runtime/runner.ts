@@ -129,7 +129,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   async result(): Promise<RunResult> {
     if (!this.channel.started) this.passApprovalsToHandler();
     const outcome = await this.run.outcome;
-    if (outcome.status === 'failed') throw outcome.error;
+    if (outcome.status === 'failed' || outcome.status === 'cancelled') throw outcome.error;
     if (outcome.status === 'suspended') throw new RunSuspended(outcome.runId, outcome.approvals);
     const { status: _status, ...result } = outcome;
     return result;

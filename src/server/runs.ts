@@ -85,8 +85,8 @@ export interface RunStartParams {
   readonly resumeId?: string;
   /** The id of a new run (default `run_<random>`), e.g. the id a job was enqueued under. */
   readonly runId?: string;
-  /** With `checkpointStore`: park the run when it waits only on approvals (`checkpoint.suspendOnApproval`). */
-  readonly suspendOnApproval?: boolean;
+  /** With `checkpointStore`: park the run when it waits only on approvals (`checkpoint.suspendOnWait`). */
+  readonly suspendOnWait?: boolean;
   /** Lease time of the run's log (a resumed run waits this long for a dead process's lease to run out). */
   readonly leaseMs?: number;
 }
@@ -148,13 +148,13 @@ export class ServerRun {
       ...params.runOptions,
       runId: this.id,
       ...(inspect ? { inspect } : {}),
-      ...(params.checkpointStore ? { checkpoint: { store: params.checkpointStore, runId: this.id, ...(params.leaseMs !== undefined ? { leaseMs: params.leaseMs } : {}), ...(params.suspendOnApproval ? { suspendOnApproval: true } : {}) } } : {}),
+      ...(params.checkpointStore ? { checkpoint: { store: params.checkpointStore, runId: this.id, ...(params.leaseMs !== undefined ? { leaseMs: params.leaseMs } : {}), ...(params.suspendOnWait ? { suspendOnWait: true } : {}) } } : {}),
     };
     this.handle =
       params.resumeId !== undefined && params.checkpointStore
         ? Runner.resume(
             params.agent,
-            { store: params.checkpointStore, runId: params.resumeId, ...(params.leaseMs !== undefined ? { leaseMs: params.leaseMs } : {}), claimWaitMs: params.leaseMs ?? 30_000, ...(params.suspendOnApproval ? { suspendOnApproval: true } : {}) },
+            { store: params.checkpointStore, runId: params.resumeId, ...(params.leaseMs !== undefined ? { leaseMs: params.leaseMs } : {}), claimWaitMs: params.leaseMs ?? 30_000, ...(params.suspendOnWait ? { suspendOnWait: true } : {}) },
             { ...params.runOptions, ...(inspect ? { inspect } : {}) },
           )
         : Runner.stream(params.agent, params.messages ? [...params.messages] : params.parts ? [{ role: 'user', content: params.parts }] : params.input, options);

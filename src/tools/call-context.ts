@@ -1,4 +1,4 @@
-import type { AnyActorLogic, AnyActorRef } from 'xstate';
+import type { AnyActorRef } from 'xstate';
 import type { Budget, Message, Usage } from '../types.js';
 import type { Mailbox, RunContext } from './context.js';
 
@@ -19,8 +19,6 @@ export interface RunPort {
   readonly mailbox: Mailbox;
   /** The run's abort signal, created when a context first reads it (RunAbort). */
   readonly abort: { readonly signal: AbortSignal };
-  /** The run actor's logic: sub-runs run on the same chart. */
-  readonly logic: AnyActorLogic;
   usage(): Usage;
   agentView(): { readonly name: string };
   /** Emits tool_call_progress for the call `key` while it runs. */
@@ -29,9 +27,19 @@ export interface RunPort {
   send(event: { type: string; [key: string]: unknown }): void;
   /** Asks a person through the run tree's question inbox (human_request / human_answer events). */
   askHuman(key: string, question: { question: string; options?: readonly string[]; multiSelect: boolean }, signal: AbortSignal): Promise<string | readonly string[]>;
-  /** The input of a sub-run started by call `key`: its own run id, the tree's sinks, every ancestor's budget. */
-  subRunInput(agent: unknown, input: string, options: { maxTurns?: number; budget?: Budget }, key: string): unknown;
+  /**
+   * Runs `agent` on `input` as a sub-run started by call `key` (a child run actor of `callActor`,
+   * with its own run id, the tree's sinks and every ancestor's budget) and resolves with how it
+   * ended. Aborting `signal` cancels it. Never rejects.
+   */
+  runSubRun(agent: unknown, input: string, options: { maxTurns?: number; budget?: Budget }, key: string, callActor: AnyActorRef, signal: AbortSignal): Promise<SubRunOutcome>;
 }
+
+/** How a sub-run ended, as the call that started it sees it. */
+export type SubRunOutcome =
+  | { readonly status: 'completed'; readonly runId: string; readonly output: string; readonly agent: string; readonly turns: number; readonly usage: Usage }
+  | { readonly status: 'failed' | 'cancelled'; readonly runId: string; readonly error: Error }
+  | { readonly status: 'suspended'; readonly runId: string };
 
 /**
  * RunContext for one call. Methods live on the prototype and the signal is the run's own

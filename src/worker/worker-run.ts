@@ -15,7 +15,7 @@ export interface WorkerRunContext {
   readonly owner: string;
   readonly leaseTtlMs: number;
   readonly approvalTimeoutMs: number;
-  readonly suspendOnApproval: boolean;
+  readonly suspendOnWait: boolean;
   readonly feed: InspectionFeed;
   readonly log: (line: string) => void;
 }
@@ -79,7 +79,7 @@ export async function runClaimed(claimed: ClaimedRun, agent: Agent, context: Wor
     maxEventBytes: KEPT_EVENT_BYTES,
     checkpointStore: ownedStore(store, owner),
     leaseMs: context.leaseTtlMs,
-    suspendOnApproval: context.suspendOnApproval,
+    suspendOnWait: context.suspendOnWait,
   });
   const publisher = bus ? new EventPublisher(bus, runId, context.log) : undefined;
   const applier = bus ? new MessageApplier(bus, store, run, logged, context.log) : undefined;

@@ -45,7 +45,7 @@ export interface WorkerOptions {
    * slot freed) instead of holding it; a decision sent later makes any worker resume it.
    * For approvals that may take hours or days. Default false.
    */
-  readonly suspendOnApproval?: boolean;
+  readonly suspendOnWait?: boolean;
   /** One line per run start, end and problem. */
   readonly log?: (line: string) => void;
 }
@@ -88,7 +88,7 @@ export function startWorker(options: WorkerOptions): Worker {
     owner,
     leaseTtlMs: ttl,
     approvalTimeoutMs: options.approvalTimeoutMs ?? Infinity,
-    suspendOnApproval: options.suspendOnApproval ?? false,
+    suspendOnWait: options.suspendOnWait ?? false,
     // Runs publish to the bus, not to an inspector; the feed only satisfies ServerRun (and keeps next to nothing).
     feed: new InspectionFeed({ mode: 'off', maxRuns: 1, maxRecordsPerRun: 1 }),
     log,

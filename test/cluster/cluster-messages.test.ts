@@ -69,7 +69,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`messages between cluster nodes${PO
   it('with --suspend-approvals a waiting run parks and frees its worker; the decision sent later makes a worker resume it; a reattached stream replays after its Last-Event-ID', async () => {
     const c = await cluster();
     const [a, b] = [await c.server(), await c.server()];
-    await c.worker({ suspendOnApproval: true });
+    await c.worker({ suspendOnWait: true });
     const started = await sse(a, 'POST', '/api/chat', { agent: 'approver', input: 'go' });
     const runId = started.res.headers['x-run-id'] as string;
     await started.all();

@@ -11,7 +11,7 @@ const WAITING = ['input', 'reply:1', 'approval_request:p1', 'result:w1'];
 const DENIAL = "Tool error: approval denied for tool 'pay': too much";
 
 /** First process: w1 runs, p1 waits and the run parks (run_suspended, status suspended, lease released). */
-async function parked(base: FixtureConfig, how: 'suspendOnApproval' | 'suspendByHandle'): Promise<void> {
+async function parked(base: FixtureConfig, how: 'suspendOnWait' | 'suspendByHandle'): Promise<void> {
   const first = await run({ ...base, [how]: true });
   expect(first.code).toBe(0);
   expect(trace(first.lines)).toEqual(['run_started', 'turn_started', 'message_completed', 'tool_call_started:w1', 'approval_required:p1', 'tool_call_completed:w1', 'run_suspended']);
@@ -39,9 +39,9 @@ async function decideAndResume(base: FixtureConfig, approved: boolean) {
 }
 
 describe('crash during an approval wait, decided from another process (real processes)', { timeout: 90_000 }, () => {
-  it('suspendOnApproval: parks, Runner.decide approves, Runner.resume runs only the approved call, once', async () => {
+  it('suspendOnWait: parks, Runner.decide approves, Runner.resume runs only the approved call, once', async () => {
     const base = config('parked-option');
-    await parked(base, 'suspendOnApproval');
+    await parked(base, 'suspendOnWait');
     const resumed = await decideAndResume(base, true);
     expect(marks(base.marks)).toEqual(['first w1', 'resume p1']);
     expect(trace(resumed.lines)).toEqual(['run_started', 'turn_started', 'tool_call_started:p1', 'tool_call_completed:p1', 'turn_ended', 'turn_started', 'message_completed', 'turn_ended', 'run_completed']);
@@ -71,14 +71,14 @@ describe('crash during an approval wait, decided from another process (real proc
 
   it('a decision whose args hash does not match the request is not applied: the call waits again and does not run', async () => {
     const base = config('stale-hash');
-    await parked(base, 'suspendOnApproval');
+    await parked(base, 'suspendOnWait');
     const store = new SqliteCheckpointStore(base.db);
     const saved = store.load(base.runId)!;
     const staleHash = createHash('sha256').update('{"n":1000000}').digest('hex');
     store.append(base.runId, [{ kind: 'approval_decision', approvalId: `${base.runId}:1.1`, callId: 'p1', argsHash: staleHash, approved: true, by: 'mallory', decidedAt: Date.now() }], saved.head);
     store.close();
 
-    const again = await run({ ...base, phase: 'resume', mode: 'resume', suspendOnApproval: true });
+    const again = await run({ ...base, phase: 'resume', mode: 'resume', suspendOnWait: true });
     expect(again.code).toBe(0);
     expect(trace(again.lines)).toEqual(['run_started', 'turn_started', 'approval_required:p1', 'run_suspended']);
     expect(outcome(again).suspended!.map((a) => a.callId)).toEqual(['p1']);

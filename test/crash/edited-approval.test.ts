@@ -80,7 +80,7 @@ describe('an approval with edited arguments survives a crash at every point befo
 
   it('Runner.decide from another process with edited args: the resumed run runs them; killed while running, resumed again, still them', async () => {
     const base = config('decided-elsewhere');
-    const parked = await run({ ...base, suspendOnApproval: true });
+    const parked = await run({ ...base, suspendOnWait: true });
     expect(outcome(parked).suspended!.map((a) => a.callId)).toEqual(['x1']);
     const decided = await run({ ...base, phase: 'decide', mode: 'decide', approvalId: `${base.runId}:1.0`, decision: { approved: true, by: 'alice', args: EDITS } });
     expect(decided.code, decided.stderr).toBe(0);
@@ -98,14 +98,14 @@ describe('an approval with edited arguments survives a crash at every point befo
 
   it('edits changed in the store (hash no longer matches): the decision is not applied, the call is asked again and nothing runs', async () => {
     const base = config('tampered');
-    await run({ ...base, suspendOnApproval: true });
+    await run({ ...base, suspendOnWait: true });
     const store = new SqliteCheckpointStore(base.db);
     const saved = store.load(base.runId)!;
     const forged = { kind: 'approval_decision' as const, approvalId: `${base.runId}:1.0`, callId: 'x1', argsHash: hashArguments('{"cmd":"rm -rf /"}'), approved: true, editedArguments: '{"cmd":"rm -rf /home"}', editedArgsHash: hashArguments('{"cmd":"ls"}'), by: 'mallory', decidedAt: Date.now() };
     store.append(base.runId, [forged], saved.head);
     store.close();
 
-    const again = await run({ ...base, phase: 'resume', mode: 'resume', suspendOnApproval: true });
+    const again = await run({ ...base, phase: 'resume', mode: 'resume', suspendOnWait: true });
     expect(again.code, again.stderr).toBe(0);
     expect(trace(again.lines)).toEqual(['run_started', 'turn_started', 'approval_required:x1', 'run_suspended']);
     expect(marks(base.marks)).toEqual([]);

@@ -34,18 +34,18 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.exports).toEqual([
       'Agent', 'BudgetExceeded', 'CHECKPOINT_SCHEMA_VERSION', 'ContextOverflowError', 'GuardrailTripped', 'HookError', 'InvalidToolArguments', 'MaxTurnsExceeded',
       'MemoryCheckpointStore', 'MemorySession', 'ModelError', 'OutputValidationError', 'RunCancelled', 'RunHandle', 'RunLocked', 'RunSuspended', 'Runner', 'SESSION_SCHEMA_VERSION',
-      'ScriptExhausted', 'ToolError', 'ToolTimeout', 'TroupeError', 'UserError', 'agentAsTool', 'askHuman', 'batch', 'call', 'checkJsonSchema', 'createServer',
-      'decideWorkspacePolicy', 'exportRun', 'getRunMachine', 'handoff', 'isContextOverflow', 'mcp', 'parseRunExport', 'partsText', 'rawTool', 'recallToolResult',
-      'startDemoServer', 'text', 'tool', 'toolResult', 'workspaceTools',
+      'ScriptExhausted', 'ToolError', 'ToolTimeout', 'TroupeError', 'UserError', 'agentAsTool', 'askHuman', 'checkJsonSchema',
+      'decideWorkspacePolicy', 'exportRun', 'getRunMachine', 'handoff', 'isContextOverflow', 'parseRunExport', 'partsText', 'rawTool', 'recallToolResult',
+      'tool', 'toolResult', 'workspaceTools',
     ]);
     expect(loaded.packages).toEqual(['nanoid', 'xstate', 'zod']);
     expect(loaded.addons).toEqual([]);
     // otel/: the `tracer` run option's code; @opentelemetry/api itself is not loaded.
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'context', 'deprecated.js', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'store', 'tools', 'types.js',
+      'actors', 'agent.js', 'context', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'store', 'tools', 'types.js',
     ]);
-    // The deprecated step builders (data helpers), overflow recognition and usage checks: never the ScriptedModel test double.
-    expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/script-steps.js', 'models/usage.js']);
+    // Overflow recognition and usage checks: never the ScriptedModel test double.
+    expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/usage.js']);
     expect(loaded.files.filter((file) => file.startsWith('store/'))).toEqual(['store/checkpoint-store.js', 'store/format.js', 'store/session.js']);
   });
 
@@ -116,7 +116,8 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/otel');
     expect(loaded.exports).toContain('traceRun');
     expect(loaded.packages).toEqual([]);
-    // context/: the run options' contextPolicy check.
-    expect(areas(loaded)).toEqual(['context', 'errors.js', 'message-parts.js', 'otel', 'runtime']);
+    // context/: the run options' contextPolicy check; machines/: only the table of the chart's state ids (run-states.js).
+    expect(areas(loaded)).toEqual(['context', 'errors.js', 'machines', 'message-parts.js', 'otel', 'runtime']);
+    expect(loaded.files.filter((file) => file.startsWith('machines/'))).toEqual(['machines/run-states.js']);
   });
 });

@@ -19,9 +19,9 @@ describe('statechart: collapse inactive regions', () => {
     const executing = collapsed.states.find((s) => s.key === 'turn')!.states.find((s) => s.key === 'executing')!;
     expect(executing.type).toBe('atomic');
     expect(executing.tags).toContain('collapsed:7');
-    // The region's way out is lifted to its box: draining → afterTools, preflight.stop → stopping.
+    // The region's way out is lifted to its box: draining → turnEnd, preflight.stop → stopping.
     const targets = executing.transitions.flatMap((t) => t.targets);
-    expect(targets).toEqual(expect.arrayContaining(['run.turn.afterTools', 'run.stopping']));
+    expect(targets).toEqual(expect.arrayContaining(['run.turn.turnEnd', 'run.stopping']));
     expect(targets).not.toContain('run.turn.executing');
     // Every edge target of the collapsed chart is a state that is drawn.
     const all = new Set(shown);

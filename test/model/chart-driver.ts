@@ -41,7 +41,7 @@ export interface Execution {
 
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
 const same = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
-const isTerminal = (e: RunEvent): boolean => e.type === 'run_completed' || e.type === 'run_failed';
+const isTerminal = (e: RunEvent): boolean => e.type === 'run_completed' || e.type === 'run_failed' || e.type === 'run_suspended';
 const show = (xs: readonly string[]): string => (xs.length ? xs.map((x) => `\n      ${x}`).join('') : ' (none)');
 
 function need(ok: boolean, message: string): asserts ok {
@@ -74,12 +74,13 @@ class PathRun {
     const world = (this.world = buildWorld(profile));
     const handle = (this.handle = new RunHandle(world.agent, 'go', { ...world.options, inspect: this.inspect }, this.machine));
     const actor = handle.actor;
-    if (world.store) world.store.holdWhile = () => actor.getSnapshot().matches({ turn: 'checkpoint' }) || actor.getSnapshot().matches({ stopping: 'checkpoint' });
+    if (world.store) world.store.holdWhile = () => actor.getSnapshot().matches({ turn: 'checkpoint' }) || actor.getSnapshot().matches({ stopping: 'checkpoint' }) || actor.getSnapshot().matches('suspending');
     if (profileOf(profile).steered) {
       handle.steer('s1');
       handle.followUp('f1');
       handle.unsteer(handle.steer('s2'));
     }
+    if (profileOf(profile).suspendEarly) handle.suspend();
     if (cancelFirst) handle.cancel('model test');
     void (async () => {
       for await (const event of handle) this.events.push(event);
@@ -186,7 +187,7 @@ class PathRun {
     } catch (error) {
       outcome = `failed ${(error as Error).name}`;
     }
-    const want = final.value === 'completed' ? `completed ${JSON.stringify(c.output)}` : `failed ${c.failure}`;
+    const want = final.value === 'completed' ? `completed ${JSON.stringify(c.output)}` : final.value === 'suspended' ? 'failed RunSuspended' : `failed ${c.failure}`;
     need(outcome === want, `outcome: observed ${outcome}, expected ${want}`);
     const violations = streamViolations(this.events);
     if (violations.length) throw new InvariantViolation(violations);
@@ -226,7 +227,8 @@ const GATED_TOOLS = new Set(['gated', 'gated_alone']);
  * Stream invariants of every run in the tree, whatever the path: the stream starts with the
  * root's run_started (or, for a run that failed while loading its stored state, is exactly
  * its run_failed) and ends with the root's terminal event; each run has exactly one
- * terminal event and nothing after it; each call gets exactly one result, at most one start
+ * terminal event and nothing after it; each call gets exactly one result (a parked run's
+ * calls that never started get theirs when it is resumed), at most one start
  * (before its result, after its approval when it needs one); turns start in order and end
  * the turn that started.
  */
@@ -247,6 +249,7 @@ export function streamViolations(events: readonly RunEvent[]): string[] {
     switch (ev.type) {
       case 'run_completed':
       case 'run_failed':
+      case 'run_suspended':
         r.ended = ev.type;
         break;
       case 'turn_started':
@@ -280,7 +283,11 @@ export function streamViolations(events: readonly RunEvent[]): string[] {
   }
   for (const [runId, r] of runs) {
     if (!r.ended) v.push(`${runId}: no terminal event`);
-    for (const key of new Set([...r.requested, ...r.started])) if (!r.results.has(key)) v.push(`${runId}: call ${key} has no result`);
+    for (const key of new Set([...r.requested, ...r.started])) {
+      // A parked run has nothing in flight; the calls it has not run get their results when it is resumed.
+      if (r.results.has(key) || (r.ended === 'run_suspended' && !r.started.has(key))) continue;
+      v.push(`${runId}: call ${key} has no result`);
+    }
   }
   return v;
 }

@@ -1,4 +1,4 @@
-import { REPLY_TOKENS, STORED_OPEN_TURN, SUB_RUNS, callId, type ProfileName, type ResultClass } from './chart-spec.js';
+import { SUB_RUNS, type ProfileName, type ResultClass } from './chart-spec.js';
 import { effect, isHandoff, profile, subRunEvent, type Effect, type ModelContext, type Raised } from './chart-semantics.js';
 
 /**
@@ -26,18 +26,14 @@ function settleStep(c: ModelContext, index: number): Raised[] {
   return raised;
 }
 
-/** What loading a stored run restores (the restore actor's work; its done event carries nothing). */
-function restore(c: ModelContext): void {
-  const stored = profile(c).stored ?? 'none';
-  if (stored === 'completed') Object.assign(c, { resumed: true, replayCompleted: true, turn: 1 });
-  if (stored === 'openTurn') {
-    const { turn, kinds, settled } = STORED_OPEN_TURN;
-    c.slots = kinds.map((kind, i) => ({ kind, id: callId(turn, i), state: settled.includes(i) ? 'settled' : 'pending', terminate: false, counted: true }));
-    Object.assign(c, { resumed: true, resumeInTurn: true, turn, reply: 'stored', toolCalls: kinds.length, tokens: REPLY_TOKENS });
-  }
-}
-
-const env = (fn: Effect) => ({ actions: effect(fn) });
+/** An env step: a wait that opened during the step before is open from now on. */
+const env = (fn: Effect) =>
+  ({
+    actions: effect((c, e) => {
+      if (c.waitOpen === 'opening') c.waitOpen = true;
+      return fn(c, e);
+    }),
+  });
 const raise = (type: string, extra: Record<string, unknown> = {}) => env(() => [{ type, ...extra }]);
 
 /** Root handlers of the env events: each raises the chart events the runtime would get. */
@@ -52,12 +48,9 @@ export const envHandlers = {
           { type: 'steer.remove', id: 'steer_3' },
         ]
       : [];
-    return [...steering, ...(profile(c).cancelFirst ? [{ type: 'CANCEL' }] : []), { type: 'START' }];
+    return [...steering, ...(profile(c).suspendEarly ? [{ type: 'SUSPEND' }] : []), ...(profile(c).cancelFirst ? [{ type: 'CANCEL' }] : []), { type: 'START' }];
   }),
-  'env.loadOk': env((c) => {
-    restore(c);
-    return [{ type: 'xstate.done.actor.restore' }];
-  }),
+  'env.loadOk': raise('xstate.done.actor.restore'),
   'env.loadFail': raise('xstate.error.actor.restore', { error: 'load failed' }),
   'env.reply': env((_c, e) => [{ type: 'model.replied', output: { reply: e.reply } }]),
   'env.modelFail': raise('model.failed', { error: 'model failed' }),

@@ -120,11 +120,11 @@ export function envEvents(snapshot: ModelSnapshot): EnvEvent[] {
   c.slots.forEach((s, index) => {
     if (s.state === 'dispatched') out.push({ type: 'env.settle', index });
   });
-  if (snapshot.matches({ turn: 'checkpoint' }) || snapshot.matches({ stopping: 'checkpoint' })) out.push({ type: 'env.storeOk' }, { type: 'env.storeFail' });
+  if (snapshot.matches({ turn: 'checkpoint' }) || snapshot.matches({ stopping: 'checkpoint' }) || snapshot.matches('suspending')) out.push({ type: 'env.storeOk' }, { type: 'env.storeFail' });
   if (snapshot.matches('savingSession')) out.push({ type: 'env.sessionOk' }, { type: 'env.sessionFail' });
   const guarded = (PROFILES[c.profile!] as { inputGuarded?: boolean }).inputGuarded === true;
-  if (snapshot.matches({ turn: 'ending' }) && !(guarded && c.guardPending)) out.push({ type: 'env.endDone' });
-  if (c.guardPending) out.push({ type: 'env.guardPass', ending: snapshot.matches({ turn: 'ending' }) }, { type: 'env.guardTrip' });
+  if (snapshot.matches('ending') && !(guarded && c.guardPending)) out.push({ type: 'env.endDone' });
+  if (c.guardPending) out.push({ type: 'env.guardPass', ending: snapshot.matches('ending') }, { type: 'env.guardTrip' });
   out.push({ type: 'env.cancel' });
   return out;
 }

@@ -63,6 +63,15 @@ export interface ModelContext {
   stop: string | undefined;
   cancel: boolean;
   failure: string | undefined;
+  /** The current turn's end is stored (durable profiles save each turn before deciding what comes next). */
+  turnSaved: boolean;
+  /**
+   * The current call's approval wait is open: 'opening' during the step that entered the wait
+   * (only its `approval.opened` sees it open), true from the next step until it is decided.
+   */
+  waitOpen: boolean | 'opening';
+  /** The caller asked the run to park at its next wait (handle.suspend()). */
+  suspendRequested: boolean;
   resumed: boolean;
   /** The stored run could not be restored (or was refused): the run starts only to report it. */
   restoreFailed: boolean;
@@ -96,6 +105,9 @@ export const initialContext = (): ModelContext => ({
   stop: undefined,
   cancel: false,
   failure: undefined,
+  turnSaved: false,
+  waitOpen: false,
+  suspendRequested: false,
   resumed: false,
   restoreFailed: false,
   replayCompleted: false,
@@ -197,7 +209,9 @@ function admitCalls(c: ModelContext): Raised[] {
     }
     if (gated(slot.kind)) {
       c.log.push(`approval_required:${slot.id}`);
-      return verdict('approval');
+      c.waitOpen = 'opening';
+      // The wait opens once its predicate answered: the run is told after it entered approvalWait.
+      return [...verdict('approval'), { type: 'approval.opened' }];
     }
     if (runsAlone(slot.kind)) {
       claim(c, slot);
@@ -218,6 +232,17 @@ function closeOpen(c: ModelContext, cls: ResultClass, includeRunning: boolean): 
   c.cursor = c.slots.length;
 }
 
+/** What loading a stored run restores (applied by `applyRestore` from the restore actor's output). */
+function restore(c: ModelContext): void {
+  const stored = profile(c).stored ?? 'none';
+  if (stored === 'completed') Object.assign(c, { resumed: true, replayCompleted: true, turn: 1 });
+  if (stored === 'openTurn') {
+    const { turn, kinds, settled } = STORED_OPEN_TURN;
+    c.slots = kinds.map((kind, i) => ({ kind, id: callId(turn, i), state: settled.includes(i) ? 'settled' : 'pending', terminate: false, counted: true }));
+    Object.assign(c, { resumed: true, resumeInTurn: true, turn, reply: 'stored', toolCalls: kinds.length, tokens: REPLY_TOKENS });
+  }
+}
+
 export const abstractGuards: Record<string, (args: Args) => boolean> = {
   hasConfigError: ({ context }) => profile(context).configError === true || context.restoreFailed,
   needsLoading: ({ context }) => profile(context).checkpoint === true || profile(context).session === true,
@@ -226,10 +251,9 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
   resumeInTurn: ({ context }) => context.resumeInTurn,
   // Turn start: the turn limit, then the token budget.
   turnLimitReached: ({ context }) => context.turn + 1 > maxTurns(context) || tokensOver(context),
-  // START of a fresh run: no cancel came first and the first turn may start.
-  startsFirstTurn: ({ context }) => !context.cancel && !(context.turn + 1 > maxTurns(context) || tokensOver(context)),
-  replyOverBudget: ({ context }) => tokensOver(context),
-  noToolCalls: ({ context }) => context.slots.length === 0,
+  // The reply's own tokens count: over budget once it is recorded.
+  replyOverBudget: ({ context }) => profile(context).maxTotalTokens !== undefined && context.tokens + REPLY_TOKENS > profile(context).maxTotalTokens!,
+  noToolCalls: ({ event }) => REPLIES[(event.output as { reply: ReplyKind }).reply].length === 0,
   approvalDenied: ({ event }) => !(event.output as { approved: boolean }).approved,
   currentCallRunsAlone: ({ context }) => runsAlone(current(context).kind),
   editsInvalid: ({ event }) => (event.output as { badEdits?: boolean }).badEdits === true,
@@ -244,33 +268,25 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
   },
   stopRequested: ({ context }) => context.stop !== undefined,
   spendOverBudget: ({ context }) => tokensOver(context) || callsOver(context),
-  checkpointing: ({ context }) => profile(context).checkpoint === true,
+  turnUnsaved: ({ context }) => profile(context).checkpoint === true && !context.turnSaved,
+  durable: ({ context }) => profile(context).checkpoint === true,
   // Terminate rule: no calls, or every result of the batch terminates; a waiting message gives another turn.
   runFinished: ({ context }) => finishes(context),
-  // Completes with nothing left to check or save: not typed, no end checks, no pending guardrail, no session.
-  completesNow: ({ context }) => finishes(context) && profile(context).typed !== true && !hasEndChecks(context) && !context.guardPending && profile(context).session !== true,
   replyRetried: ({ context, event }) => profile(context).hooks === true && (event.output as { reply: ReplyKind }).reply === 'retryMe',
-  replyStops: ({ context }) => context.stopped,
-  // The reply has calls, the hooks give no verdict (stopMe is stopped), and the profile sets no budget.
-  replyDispatches: ({ context, event }) => {
-    const reply = (event.output as { reply: ReplyKind }).reply;
-    const p = profile(context);
-    return REPLIES[reply].length > 0 && !(p.hooks === true && reply === 'stopMe') && p.maxToolCalls === undefined && p.maxTotalTokens === undefined;
-  },
-  // A text reply (a hooked retry was taken before), no budget.
-  replyEndsTurn: ({ context, event }) => {
-    const reply = (event.output as { reply: ReplyKind }).reply;
-    const p = profile(context);
-    return REPLIES[reply].length === 0 && !(p.hooks === true && reply === 'retryMe') && p.maxToolCalls === undefined && p.maxTotalTokens === undefined;
-  },
+  // afterModelResponse stops at the reply 'stop-me' (the hooked profile).
+  replyStops: ({ context, event }) => profile(context).hooks === true && (event.output as { reply: ReplyKind }).reply === 'stopMe',
   outputNeedsRepair: ({ context }) => outputBad(context) && !context.repairUsed,
   outputInvalid: ({ context }) => outputBad(context) && context.repairUsed,
   endChecksPending: ({ context }) => finishes(context) && (hasEndChecks(context) || context.guardPending),
   endHookContinues: ({ context, event }) => (event.output as string[]).length > 0 || context.inbox + context.steer.length + context.followUps.length > 0,
   handoffPending: ({ context }) => context.pendingHandoff !== undefined,
   noSession: ({ context }) => profile(context).session !== true,
-  // The model's profiles never ask a run to suspend (test/runs/suspend.test.ts covers parking).
-  parkNow: () => false,
+  // Suspend rule: a durable run that parks at waits (suspendOnWait or handle.suspend()), nothing in flight, the current call's approval wait open.
+  parkNow: ({ context, event }) =>
+    profile(context).checkpoint === true &&
+    (profile(context).suspendOnWait === true || context.suspendRequested) &&
+    (context.waitOpen === true || (context.waitOpen === 'opening' && event.type === 'approval.opened')) &&
+    !context.slots.some((s) => s.state === 'dispatched'),
 };
 
 const effects: Record<string, Effect> = {
@@ -288,7 +304,7 @@ const effects: Record<string, Effect> = {
     // Follow-ups are due only when the turn before would have ended the run without them.
     const followUpsDue = c.followUps.length > 0 && endsRun(c, c.inbox + c.steer.length);
     const injected = c.inbox + c.steer.length + (followUpsDue ? c.followUps.length : 0);
-    Object.assign(c, { turn: c.turn + 1, slots: [], cursor: 0, reply: undefined, claimedHandoff: false, inbox: 0, steer: [], followUps: followUpsDue ? [] : c.followUps, stopped: false });
+    Object.assign(c, { turn: c.turn + 1, slots: [], cursor: 0, reply: undefined, claimedHandoff: false, inbox: 0, steer: [], followUps: followUpsDue ? [] : c.followUps, stopped: false, turnSaved: false });
     c.log.push('turn_started', ...Array.from({ length: injected }, () => 'user_message_injected'));
     if (c.turn === 1 && !c.resumed && profile(c).inputGuarded) c.guardPending = true;
   },
@@ -327,10 +343,19 @@ const effects: Record<string, Effect> = {
     if (REPLY_CONTENT[reply]) c.log.push('text_delta');
     c.log.push('message_completed');
   },
-  // The request goes to the run's model caller; its answer is env.reply / env.modelFail.
+  // The model turn starts; its answer is env.reply / env.modelFail.
   requestModel: () => undefined,
   // The turn's writes are queued; the driver's store holds them, env.storeOk / env.storeFail answer.
   saveCheckpoint: () => undefined,
+  markTurnSaved: (c) => void (c.turnSaved = true),
+  // What loading a stored run restores (the restore actor's output).
+  applyRestore: (c) => restore(c),
+  // The approval wait ended (the decision is logged).
+  recordDecision: (c) => void (c.waitOpen = false),
+  // Parking: the suspended head is written; the driver's store holds it until env.storeOk.
+  parkRun: () => undefined,
+  // The executor goes with the run.
+  stopToolExecutor: () => undefined,
   failWithModelError: (c) => void (c.failure ??= 'ModelError'),
   stopOverBudget: (c) => void (c.stop ??= 'BudgetExceeded'),
   stopOverSpend: (c) => void (c.stop ??= 'BudgetExceeded'),
@@ -373,13 +398,12 @@ const effects: Record<string, Effect> = {
     closeOpen(c, 'cancelled', true);
     c.failure = 'RunCancelled';
   },
-  failWithCheckpointError: (c) => void (c.failure ??= 'TroupeError'),
   failWithSessionError: (c) => void (c.failure ??= 'TroupeError'),
   failWithStoreError: (c) => {
     c.failure ??= 'TroupeError';
     closeOpen(c, 'notRun', true);
   },
-  requestSuspend: () => undefined,
+  requestSuspend: (c) => void (c.suspendRequested = true),
   emitSuspended: (c) => void c.log.push('run_suspended'),
   emitCompleted: (c) => {
     c.output = outputOf(c);

@@ -120,6 +120,10 @@ export interface Profile {
   readonly inputGuarded?: boolean;
   /** Reply kinds the model may give, by turn; a turn not listed gets none (the run must end before). */
   readonly replies?: Readonly<Record<number, readonly ReplyKind[]>>;
+  /** `checkpoint.suspendOnWait`: the run parks once it only waits (for an approval). */
+  readonly suspendOnWait?: boolean;
+  /** The caller calls `handle.suspend()` right after the launch: the run parks at its next wait. */
+  readonly suspendEarly?: boolean;
   /** Not offered to the traversal: only a named test launches it (see run-chart.model.test.ts). */
   readonly explicit?: boolean;
 }
@@ -155,6 +159,10 @@ export const PROFILES = {
   typedOneTurn: { typed: true, maxTurns: 1, replies: { 1: ['text'] } },
   guarded: { guarded: true, replies: { 1: ['text'] } },
   inputGuarded: { inputGuarded: true, replies: { 1: ['single', 'text'], 2: ['text'] } },
+  // Parks at the approval wait once nothing else runs (the overlap's waiter and ok calls finish first).
+  parked: { checkpoint: true, suspendOnWait: true, replies: { 1: ['gated', 'overlap'] } },
+  // handle.suspend() before the first step: the same parking, asked for by the caller.
+  suspendedByCaller: { checkpoint: true, suspendEarly: true, replies: { 1: ['gated'] } },
 } as const satisfies Record<string, Profile>;
 
 export type ProfileName = keyof typeof PROFILES;

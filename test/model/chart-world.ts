@@ -268,7 +268,7 @@ export function buildWorld(profile: ProfileName): World {
     runId: ROOT_ID,
     ...(p.configError ? { maxTurns: 0 } : p.maxTurns !== undefined ? { maxTurns: p.maxTurns } : {}),
     ...(Object.keys(budget).length ? { budget } : {}),
-    ...(store ? { checkpoint: { store, runId: ROOT_ID } } : {}),
+    ...(store ? { checkpoint: { store, runId: ROOT_ID, ...(p.suspendOnWait ? { suspendOnWait: true } : {}) } } : {}),
     ...(p.session ? { session: { store: new HeldSession(gates), id: 's1' } } : {}),
     ...(p.maxConcurrentToolCalls !== undefined ? { maxConcurrentToolCalls: p.maxConcurrentToolCalls } : {}),
   };

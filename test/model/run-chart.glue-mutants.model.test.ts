@@ -25,7 +25,7 @@ async function failures(machine: RunMachine): Promise<Record<string, string>> {
 }
 
 const MUTANTS: ReadonlyArray<readonly [string, Provided, Record<string, string>]> = [
-  ['checkpointing always false (turns end without waiting for their writes)', { guards: { checkpointing: () => false } }, {
+  ['turnUnsaved always false (turns end without waiting for their writes)', { guards: { turnUnsaved: () => false } }, {
     'launch(durable) → loadOk → reply(single) → settle(0)': 'ModelMismatch: step 4 (settle(0)): root chart transitions',
   }],
   ['stopRequested always false (a tool\'s BudgetExceeded does not stop the run)', { guards: { stopRequested: () => false } }, {

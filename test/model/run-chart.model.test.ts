@@ -33,30 +33,6 @@ import { walkChart } from './chart-walk.js';
 const chart = walkChart(runMachine);
 const full = generatePaths({ edges: true });
 
-/**
- * Transitions no run can take, with the reason. Each is checked to be unreachable in the
- * model (which is the chart), so this list cannot hide a transition that becomes reachable.
- */
-const DEAD: Record<string, string> = {
-  // (This suite once found `turn.checkLimits [cancelRequested]` dead: a pending cancel is
-  // always seen in `starting` first. The chart dropped it.)
-  // A failed write reaches the run as `log.failed` (RunLog reports it before the waiting
-  // settle() rejects), which leaves the checkpoint state first: these checkpoint.failed
-  // transitions (and the park actor's onError) are the chart's safety net for a store that throws outside the log.
-  'run.turn.checkpoint checkpoint.failed#0 -> run.failed': 'log.failed comes first',
-  'run.stopping.checkpoint checkpoint.failed#0 -> run.failed': 'log.failed comes first',
-  'run.suspending xstate.error.actor.park#0 -> run.failed': 'log.failed comes first',
-};
-/**
- * Suspending for approvals: the model's profiles never ask for it (the wait opens
- * asynchronously, by approval.opened); test/runs/suspend.test.ts takes these on real runs.
- */
-const SUSPEND_ONLY = [
-  'run SUSPEND#0 -> (self)',
-  'run.turn.executing.approvalWait always#0 [parkNow] -> run.suspending',
-  'run.turn.executing.approvalWait approval.opened#0 [parkNow] -> run.suspending',
-  'run.suspending xstate.done.actor.park#0 -> run.suspended',
-];
 /** Taken only by sub-runs (the model is the root run, which has no ancestors); the real runs must take them. */
 const SUB_RUN_ONLY = ['run ancestor.spend#0 -> (self)'];
 
@@ -68,10 +44,10 @@ describe('the run chart as the model sees it', () => {
     expect(missingSemantics()).toEqual([]);
   });
 
-  it(`is traversed by xstate/graph into a finite graph (${full.states} abstract states, ${full.edges} edges, ${full.paths.length} paths) that reaches every transition but the dead and the sub-run-only ones`, () => {
+  it(`is traversed by xstate/graph into a finite graph (${full.states} abstract states, ${full.edges} edges, ${full.paths.length} paths) that reaches every transition but the sub-run-only ones`, () => {
     const reached = new Set([...full.reachable].filter(isChartGoal));
     const unreached = chart.transitions.map((t) => t.key).filter((k) => !reached.has(k));
-    expect(unreached.sort()).toEqual([...Object.keys(DEAD), ...SUB_RUN_ONLY, ...SUSPEND_ONLY].sort());
+    expect(unreached.sort()).toEqual([...SUB_RUN_ONLY].sort());
     // Every goal the graph offers is on some executed path, and every path ends the run.
     const onPaths = new Set(full.paths.flatMap((p) => [...p.goals]));
     expect([...full.reachable].filter((g) => !onPaths.has(g))).toEqual([]);
@@ -90,9 +66,9 @@ describe('every path of the model on the real runtime', () => {
   });
 
   // Runs after the paths above (tests of a file run in order).
-  it('the real runs took every transition of the chart but the dead ones, and were in every state', () => {
-    expect(chart.transitions.map((t) => t.key).filter((k) => !taken.has(k)).sort()).toEqual([...Object.keys(DEAD), ...SUSPEND_ONLY].sort());
-    expect(chart.states.filter((s) => !visited.has(s))).toEqual(['run.suspending', 'run.suspended']);
+  it('the real runs took every transition of the chart, and were in every state', () => {
+    expect(chart.transitions.map((t) => t.key).filter((k) => !taken.has(k)).sort()).toEqual([]);
+    expect(chart.states.filter((s) => !visited.has(s))).toEqual([]);
   });
 });
 

@@ -3,7 +3,7 @@ import { enqueueActions } from 'xstate';
 import { admitCalls } from '../../src/runtime/run-calls.js';
 import type { AdjacencyValue } from 'xstate/graph';
 import { Runner, getRunMachine } from '../../src/index.js';
-import { dispatchApproved } from '../../src/runtime/run-calls.js';
+import { dispatchApproved } from '../../src/runtime/run-approvals.js';
 import type { RunMachineContext } from '../../src/machines/run.machine.js';
 import { InvariantViolation, executePath, type ApprovalMode } from './execute-path.js';
 import { launchOn, mutantRunMachine, type Launcher } from './harness.js';

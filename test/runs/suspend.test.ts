@@ -27,11 +27,11 @@ function world() {
 const kinds = (store: MemoryCheckpointStore, runId: string) => store.load(runId)!.entries.map((e) => e.kind);
 
 describe('suspend for approvals', () => {
-  it('suspendOnApproval parks once the quick call is done; decide + resume run only the approved call', async () => {
+  it('suspendOnWait parks once the quick call is done; decide + resume run only the approved call', async () => {
     const store = new MemoryCheckpointStore();
     const { ran, agent } = world();
     const first = Runner.stream(agent(new ScriptedModel([batch([['quick', {}, 'q1'], ['refund', { cents: 100 }, 'r1']])])), 'refund me', {
-      checkpoint: { store, runId: 'desk-1', suspendOnApproval: true },
+      checkpoint: { store, runId: 'desk-1', suspendOnWait: true },
     });
     const events = await collect(first);
     expect(trace(events, ['text_delta', 'checkpoint_saved'])).toEqual([
@@ -82,7 +82,7 @@ describe('suspend for approvals', () => {
   it('a denial recorded by Runner.decide reaches the model with its reason; the tool never runs', async () => {
     const store = new MemoryCheckpointStore();
     const { ran, agent } = world();
-    await collect(Runner.stream(agent(new ScriptedModel([batch([['refund', { cents: 5 }, 'r1']])])), 'go', { checkpoint: { store, runId: 'd2', suspendOnApproval: true } }));
+    await collect(Runner.stream(agent(new ScriptedModel([batch([['refund', { cents: 5 }, 'r1']])])), 'go', { checkpoint: { store, runId: 'd2', suspendOnWait: true } }));
     await Runner.decide(store, 'd2', 'd2:1.0', { approved: false, reason: 'not this month', by: 'bob' });
     const resumed = Runner.resume(agent(new ScriptedModel([text('ok, no refund')])), { store, runId: 'd2' });
     const events = await collect(resumed);
@@ -106,7 +106,7 @@ describe('suspend for approvals', () => {
     store.append('d3', [{ kind: 'approval_decision', approvalId: 'd3:1.0', callId: 'r1', argsHash: '0'.repeat(64), approved: true, decidedAt: 1 }], store.load('d3')!.head, { owner: 'tamper', seq: entries.length });
     store.release('d3', 'tamper');
     expect(request.kind).toBe('approval_request');
-    const resumed = Runner.resume(agent(new ScriptedModel([text('never')])), { store, runId: 'd3', suspendOnApproval: true });
+    const resumed = Runner.resume(agent(new ScriptedModel([text('never')])), { store, runId: 'd3', suspendOnWait: true });
     const after = await collect(resumed);
     expect(trace(after, ['text_delta', 'checkpoint_saved'])).toEqual(['run_started', 'turn_started', 'approval_required:r1', 'run_suspended']);
     expect(ran).toEqual([]);
@@ -115,7 +115,7 @@ describe('suspend for approvals', () => {
   it('Runner.decide with edited args: checked before anything is written; validated against the tool when the agent is given; the resumed run runs exactly them', async () => {
     const store = new MemoryCheckpointStore();
     const { ran, agent } = world();
-    const parked = Runner.stream(agent(new ScriptedModel([batch([['refund', { cents: 100 }, 'r1']])])), 'go', { checkpoint: { store, runId: 'edit-1', suspendOnApproval: true } });
+    const parked = Runner.stream(agent(new ScriptedModel([batch([['refund', { cents: 100 }, 'r1']])])), 'go', { checkpoint: { store, runId: 'edit-1', suspendOnWait: true } });
     await parked.result().catch(() => undefined);
     const stored = store.load('edit-1')!.entries.length;
     const refusals: Array<[Parameters<typeof Runner.decide>[3], Parameters<typeof Runner.decide>[4], string, string]> = [

@@ -74,9 +74,8 @@ describe('inspection feed: replay', () => {
       ['1.0', executor.sessionId],
       ['1.1', executor.sessionId],
     ]);
-    // One model caller for the whole run (two turns, two requests), beside the executor.
-    expect(actors.filter((a) => a.logic === 'modelCaller').map((a) => [a.actorId, a.parentSessionId])).toEqual([['model', root.sessionId]]);
-    expect(actors.filter((a) => a.logic === 'promise')).toEqual([]);
+    // The run, its executor and one actor per call: model turns are the run's own requestModel action, not actors.
+    expect(actors.map((a) => a.logic)).toEqual(['run', 'executor', 'toolCall', 'toolCall']);
 
     const snapshots = ofKind(records, 'snapshot') as SnapshotRecord[];
     const last = snapshots.filter((s) => s.sessionId === root.sessionId).at(-1)!;
@@ -89,7 +88,7 @@ describe('inspection feed: replay', () => {
     expect(snapshots.find((s) => s.sessionId === executor.sessionId)!.context).toEqual({});
 
     const microsteps = ofKind(records, 'microstep') as MicrostepRecord[];
-    // A reply with calls and no budget goes from the model request to preflight in one step (replyDispatches).
+    // A reply with calls goes from the model request to preflight in one step.
     expect(microsteps.some((m) => m.transitions.some((t) => t.source === 'run.turn.model' && t.targets[0] === 'run.turn.executing' && t.event === 'model.replied'))).toBe(true);
     const dispatch = ofKind(records, 'event').find((e) => e.event.type === 'dispatch')!;
     expect(dispatch.event).toEqual({ type: 'dispatch', calls: [{ callId: 'c1', tool: 'add' }, { callId: 'c2', tool: 'add' }] });
@@ -163,10 +162,9 @@ describe('inspection feed: zero cost when nobody watches', () => {
     expect(server.feed.isInspecting(runId)).toBe(true);
     await inspector.until((frames) => frames.some((f) => JSON.parse(f.data).kind === 'snapshot'));
     const actors = ofKind(inspector.records(), 'actor') as ActorRecord[];
+    // No call has run yet, so the run has no executor: the run and its approval wait.
     expect(actors.map((a) => [a.actorId, a.logic, a.bootstrap])).toEqual([
       [runId, 'run', true],
-      ['tools', 'executor', true],
-      ['model', 'modelCaller', true],
       ['approval', 'promise', true],
     ]);
     const rootSnap = (ofKind(inspector.records(), 'snapshot') as SnapshotRecord[]).find((s) => s.sessionId === actors[0]!.sessionId)!;
@@ -202,26 +200,18 @@ describe('inspection: definitions and sanitising', () => {
   it('walks the run machine from machine.root, keeping eventless transitions, guards, invokes and entries', () => {
     const root = walkMachine(getRunMachine() as never);
     expect(root.id).toBe('run');
-    expect(root.invoke).toEqual([
-      { id: 'tools', src: 'toolExecutor' },
-      { id: 'model', src: 'modelCaller' },
-    ]);
+    // The executor is made with the run's first call, not invoked: the root invokes nothing.
+    expect(root.invoke).toEqual([]);
     expect(root.transitions.find((t) => t.event === 'CANCEL')).toMatchObject({ kind: 'on', targets: ['run.cancelled'] });
     expect(root.transitions.find((t) => t.event === 'child.spend')).toMatchObject({ targets: [], actions: ['foldChildSpend'] });
-    const replied = findNode(root, 'run.turn.replied')!;
-    expect(replied.transitions.map((t) => [t.kind, t.guard ?? null, t.targets[0]])).toEqual([
-      ['always', 'replyOverBudget', 'run.stopping'],
-      ['always', 'replyStops', 'run.turn.afterTools'],
-      ['always', 'noToolCalls', 'run.turn.afterTools'],
-      ['always', null, 'run.turn.executing'],
-    ]);
     const model = findNode(root, 'run.turn.model')!;
     expect([model.invoke, model.entry]).toEqual([[], ['requestModel']]);
     expect(model.transitions.map((t) => [t.kind, t.event, t.guard ?? null, t.targets[0], t.actions])).toEqual([
       ['on', 'model.replied', 'replyRetried', 'run.turn', ['discardReply']],
-      ['on', 'model.replied', 'replyDispatches', 'run.turn.executing', ['recordReply']],
-      ['on', 'model.replied', 'replyEndsTurn', 'run.turn.afterTools', ['recordReply']],
-      ['on', 'model.replied', null, 'run.turn.replied', ['recordReply']],
+      ['on', 'model.replied', 'replyOverBudget', 'run.stopping', ['recordReply', 'stopOverBudget']],
+      ['on', 'model.replied', 'replyStops', 'run.turn.turnEnd', ['recordReply', 'closeStoppedCalls']],
+      ['on', 'model.replied', 'noToolCalls', 'run.turn.turnEnd', ['recordReply']],
+      ['on', 'model.replied', null, 'run.turn.executing', ['recordReply']],
       ['on', 'model.failed', null, 'run.failed', ['failWithModelError']],
     ]);
     expect(findNode(root, 'run.turn.executing')!.initial).toBe('run.turn.executing.preflight');

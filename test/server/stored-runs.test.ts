@@ -26,7 +26,7 @@ describe('stored runs on the server', () => {
     expect(server.recovered).toEqual([]);
     // Parked elsewhere (e.g. a batch job) while the server was already up.
     const parked = Runner.stream(new Agent({ name: 'desk', model: new ScriptedModel([batch([['refund', { cents: 9 }, 'r1']])]), tools: [refund] }), 'go', {
-      checkpoint: { store, runId: 'job-1', suspendOnApproval: true },
+      checkpoint: { store, runId: 'job-1', suspendOnWait: true },
     });
     await parked.result().catch(() => undefined);
     expect(store.load('job-1')!.head.status).toBe('suspended');
@@ -47,7 +47,7 @@ describe('stored runs on the server', () => {
     const counted = tool({ name: 'refund', description: 'd', parameters: z.object({ cents: z.number().max(500) }), needsApproval: true, execute: (args) => (cents.push(args.cents), `refunded ${args.cents}`) });
     server = await createServer({ agents: { desk: () => new Agent({ name: 'desk', model: new ScriptedModel([text('done after refund')]), tools: [counted] }) }, checkpointStore: store });
     const parked = Runner.stream(new Agent({ name: 'desk', model: new ScriptedModel([batch([['refund', { cents: 400 }, 'r1']])]), tools: [counted] }), 'go', {
-      checkpoint: { store, runId: 'job-2', suspendOnApproval: true },
+      checkpoint: { store, runId: 'job-2', suspendOnWait: true },
     });
     await parked.result().catch(() => undefined);
     const before = store.load('job-2')!.entries.length;

@@ -1,0 +1,11 @@
+import { fromPromise } from 'xstate';
+import type { RestoredState } from '../runtime/run-restore.js';
+
+/** Loads the session's history and the stored run before a run's first step; resolves with what it loaded (the run applies it). */
+export const restoreActor = fromPromise<RestoredState, { load(): Promise<RestoredState> }>(({ input }) => input.load());
+
+/** Output guardrails and onRunEnd hooks when a run would complete; resolves with the messages that continue it. */
+export const runEndActor = fromPromise<string[], { check(): Promise<string[]> }>(({ input }) => input.check());
+
+/** Appends a completed run's messages to its session before run_completed. */
+export const sessionSaveActor = fromPromise<void, { save(): Promise<void> }>(({ input }) => input.save());
