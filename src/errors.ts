@@ -79,11 +79,29 @@ export class RunLocked extends TroupeError {
 export class RunSuspended extends TroupeError {
   override readonly code = 'RUN_SUSPENDED';
   readonly runId: string;
+  /** The approvals among the waits it parked on. */
   readonly approvals: readonly { readonly approvalId: string; readonly callId: string; readonly tool: string; readonly arguments: string; readonly requestedAt: number }[];
-  constructor(runId: string, approvals: RunSuspended['approvals']) {
-    super(`Run '${runId}' is suspended, waiting for ${approvals.length === 1 ? 'approval' : 'approvals'} ${approvals.map((a) => `'${a.approvalId}' (${a.tool})`).join(', ')}; decide with Runner.decide and continue with Runner.resume.`);
+  /** Every wait it parked on (`kind`: approval, question, event, timer; `waitId`; `detail`). */
+  readonly waits: readonly { readonly waitId: string; readonly kind: string; readonly tool: string; readonly detail: Readonly<Record<string, unknown>>; readonly deadline: number | undefined }[];
+  constructor(runId: string, approvals: RunSuspended['approvals'], waits: RunSuspended['waits'] = []) {
+    const others = waits.filter((w) => w.kind !== 'approval');
+    super(
+      others.length === 0
+        ? `Run '${runId}' is suspended, waiting for ${approvals.length === 1 ? 'approval' : 'approvals'} ${approvals.map((a) => `'${a.approvalId}' (${a.tool})`).join(', ')}; decide with Runner.decide and continue with Runner.resume.`
+        : `Run '${runId}' is suspended, waiting for ${waits.map(describeWait).join(', ')}; resolve them (Runner.decide, Runner.answer, Runner.signal; a timer needs nothing) and continue with Runner.resume.`,
+    );
     this.runId = runId;
     this.approvals = approvals;
+    this.waits = waits;
+  }
+}
+
+function describeWait(wait: RunSuspended['waits'][number]): string {
+  switch (wait.kind) {
+    case 'approval': return `approval '${wait.waitId}' (${wait.tool})`;
+    case 'event': return `event '${String(wait.detail['name'])}' (wait '${wait.waitId}')`;
+    case 'timer': return `the time ${new Date(wait.deadline ?? 0).toISOString()} (wait '${wait.waitId}')`;
+    default: return `${wait.kind} '${wait.waitId}'`;
   }
 }
 
@@ -162,6 +180,14 @@ export class ToolTimeout extends TroupeError {
   override readonly code = 'TOOL_TIMEOUT';
   constructor(toolName: string, timeoutMs: number) {
     super(`tool '${toolName}' timed out after ${timeoutMs} ms`);
+  }
+}
+
+/** A wait (an external event, a person's answer) reached its deadline undecided: the call that waited gets this error result. */
+export class WaitTimeout extends TroupeError {
+  override readonly code = 'WAIT_TIMEOUT';
+  constructor(message: string) {
+    super(message);
   }
 }
 

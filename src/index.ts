@@ -21,6 +21,7 @@ export {
   HookError,
   GuardrailTripped,
   OutputValidationError,
+  WaitTimeout,
   type ArgumentIssue,
   type BudgetKind,
 } from './errors.js';
@@ -29,7 +30,9 @@ export { toolResult, type ToolResult } from './tools/result.js';
 export type { RunContext, Mailbox } from './tools/context.js';
 export type { Model, ModelRequest, ModelSettings, ModelStreamPart, ContentPartSupport } from './models/model.js';
 export { partsText } from './message-parts.js';
-export { Runner, RunHandle, getRunMachine, type RunResult, type ApprovalControls } from './runtime/runner.js';
+export { Runner, RunHandle, getRunMachine, type RunResult, type ApprovalControls, type HumanControls, type WaitControls } from './runtime/runner.js';
+export { waitForEvent, waitUntil } from './waits/wait-for.js';
+export type { WaitKindName, WaitView, WaitRequest, WaitOutcome } from './waits/wait-types.js';
 export type { PendingApproval, ApprovalTarget } from './runtime/approvals.js';
 export type { HumanRequest, HumanAnswer } from './runtime/humans.js';
 export type { AgentHooks, HookContext, ModelCallView, AfterModelResponse, HookedCall, HookedResult, Guardrail, GuardrailVerdict } from './hooks.js';

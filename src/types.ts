@@ -1,4 +1,5 @@
 /** Transcript, usage and event types shared by every layer. */
+import type { WaitView } from './waits/wait-types.js';
 import type { ContentPart, ProviderMetadata, ReasoningPart } from './message-parts.js';
 
 export type { ContentPart, FilePart, ImagePart, ProviderMetadata, ReasoningPart, TextPart } from './message-parts.js';
@@ -137,6 +138,27 @@ export interface HumanRequestEvent extends ToolEventBase {
 }
 /** The person answered (a string, or an array of options for a multi-select). */
 export interface HumanAnswerEvent extends ToolEventBase { readonly type: 'human_answer'; readonly requestId: string; readonly answer: string | readonly string[] }
+/**
+ * A call waits for an external event or a point in time (its tool returned `waitForEvent` or
+ * `waitUntil`): `detail` is `{ name }` or `{ until }`. Resolve an event wait with
+ * `handle.signal(name, payload)` (or any wait with `handle.waits.resolve(waitId, resolution)`).
+ */
+export interface WaitOpenedEvent extends ToolEventBase {
+  readonly type: 'wait_opened';
+  readonly waitId: string;
+  readonly kind: 'event' | 'timer';
+  readonly detail: Readonly<Record<string, unknown>>;
+  /** Epoch ms the wait ends undecided (event: its timeout; timer: when it fires); undefined: never. */
+  readonly deadline: number | undefined;
+}
+/** Such a wait ended: resolved (`resolution`: the event's payload, or `{ at }` for a timer) or timed out. */
+export interface WaitResolvedEvent extends ToolEventBase {
+  readonly type: 'wait_resolved';
+  readonly waitId: string;
+  readonly kind: 'event' | 'timer';
+  readonly timedOut: boolean;
+  readonly resolution?: unknown;
+}
 export interface ToolCallProgressEvent extends ToolEventBase { readonly type: 'tool_call_progress'; readonly progress: unknown }
 /** One attempt failed; `willRetry` tells whether another attempt follows. */
 export interface ToolCallFailedEvent extends ToolEventBase {
@@ -205,7 +227,10 @@ export interface RunFailedEvent extends EventBase { readonly type: 'run_failed';
 export interface RunSuspendedEvent extends EventBase {
   readonly type: 'run_suspended';
   readonly turn: number;
+  /** The approvals among the waits it parked on. */
   readonly approvals: readonly SuspendedApproval[];
+  /** Every wait it parked on (approvals, questions, events, timers): resolve them, then `Runner.resume`. */
+  readonly waits: readonly WaitView[];
   readonly usage: Usage;
 }
 /** An approval a suspended run waits for. */
@@ -231,6 +256,8 @@ export type RunEvent =
   | ToolCallStartedEvent
   | HumanRequestEvent
   | HumanAnswerEvent
+  | WaitOpenedEvent
+  | WaitResolvedEvent
   | ToolCallProgressEvent
   | ToolCallFailedEvent
   | ToolCallCompletedEvent

@@ -36,14 +36,12 @@ describe('approvals', () => {
         e.approve();
       }
     });
-    expect(trace(events).filter((t) => t.includes(':'))).toEqual([
-      'tool_call_started:small',
-      // The approval is asked while the earlier call is still in flight.
-      'approval_required:big',
-      'tool_call_completed:small',
-      'tool_call_started:big',
-      'tool_call_completed:big',
-    ]);
+    const calls = trace(events).filter((t) => t.includes(':'));
+    // The approval is asked while the earlier call is still in flight; the approved call runs after it.
+    // (Whether small's result or big's start comes first is up to the two calls' own timing.)
+    expect(calls.slice(0, 2)).toEqual(['tool_call_started:small', 'approval_required:big']);
+    expect([...calls.slice(2)].sort()).toEqual(['tool_call_completed:big', 'tool_call_completed:small', 'tool_call_started:big']);
+    expect(calls.indexOf('tool_call_started:big')).toBeLessThan(calls.indexOf('tool_call_completed:big'));
     expect(ran).toEqual(['small', 'big']);
   });
 

@@ -4,7 +4,7 @@ import { h } from './dom.js';
 import { callIdOf, type ActorInfo, type Store } from './store.js';
 
 const MAX_CHILDREN = 60;
-const ICON: Record<string, string> = { run: '▣', machine: '▣', executor: '⚙', toolCall: 'ƒ', promise: '◦', other: '·' };
+const ICON: Record<string, string> = { run: '▣', machine: '▣', wait: '⏸', executor: '⚙', toolCall: 'ƒ', promise: '◦', other: '·' };
 
 /**
  * The actor tree of one root run: run → executor (`tools`, made with the run's first call) → tool-call actors → sub-runs…

@@ -6,6 +6,9 @@ import type { ResultRenderer, Tool } from '../tools/tool.js';
 import { truncateOutput } from '../tools/truncate.js';
 import { validateArguments } from '../tools/validate.js';
 import { hasMedia, looksLikeContentParts, partsText, type ContentPart } from '../message-parts.js';
+import { waitKind } from '../waits/kinds/index.js';
+import type { WaitInput } from '../waits/wait.machine.js';
+import { isWaitRequest, type WaitOutcome, type WaitRequest, type WaitView } from '../waits/wait-types.js';
 
 /** Everything one tool-call actor needs; built by the run core at dispatch. */
 export interface CallJob {
@@ -22,6 +25,10 @@ export interface CallJob {
   onAttemptFailed(error: Error, attempt: number, willRetry: boolean): void;
   /** afterToolCall hooks, applied to the call's outcome; undefined when the agent has none. Never rejects. */
   readonly reshape: ((outcome: CallOutcome) => Promise<CallOutcome>) | undefined;
+  /** The wait machine's input for a wait the tool returned (or the call resumes): the run's view of it, its inbox and its log. */
+  openWait(request: WaitRequest): WaitInput;
+  /** A call resumed while it waited: its stored wait opens again instead of the tool running (again). */
+  readonly resumedWait?: WaitRequest;
 }
 
 export interface CallOutcome {
@@ -36,6 +43,8 @@ export interface CallOutcome {
   readonly blockedBy?: string;
   /** Content parts of a successful result (`output` is their text projection). */
   readonly parts?: readonly ContentPart[];
+  /** The tool returned a wait (`waitForEvent`, `waitUntil`, a question): the call's result comes when it ends. */
+  readonly wait?: WaitRequest;
 }
 
 /** Backoff before attempt n+1 after attempt n failed: min(5000, 100·2^(n-1)) ms, no jitter. */
@@ -147,6 +156,7 @@ async function withTimeout(job: CallJob, chain: (args: unknown) => Promise<unkno
 
 /** The outcome of a returned value; a Promise only when a renderer is async. Never rejects. */
 function finish(job: CallJob, value: unknown): CallOutcome | Promise<CallOutcome> {
+  if (isWaitRequest(value)) return { result: undefined, output: '', isError: false, details: undefined, terminate: false, wait: value };
   if (isToolResult(value)) {
     const { content } = value;
     if (value.isError) {
@@ -197,4 +207,18 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }
     signal.addEventListener('abort', done, { once: true });
   });
+}
+
+/**
+ * The outcome of a call whose wait ended: its kind makes the tool's value (rendered as a
+ * returned value is) or an error result (a timeout). Never rejects.
+ */
+export function waitedOutcome(job: CallJob, view: WaitView, outcome: WaitOutcome): CallOutcome | Promise<CallOutcome> {
+  const made = waitKind(view.kind).callResult(view, outcome);
+  if ('error' in made) return failed(job, made.error, 1, 1)!;
+  try {
+    return finish(job, made.value);
+  } catch (caught) {
+    return failed(job, caught, 1, 1)!;
+  }
 }

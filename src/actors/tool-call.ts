@@ -1,7 +1,9 @@
 import { createActor, type ActorLogic, type AnyActorLogic, type AnyActorRef, type EventObject, type Snapshot } from 'xstate';
 import { RunCancelled, abortReason } from '../errors.js';
 import type { RunOutcome } from '../runtime/run-state.js';
-import { executeCall, type CallJob, type CallOutcome } from './call-pipeline.js';
+import { waitMachine, type WaitInput } from '../waits/wait.machine.js';
+import type { WaitOutcome, WaitRequest } from '../waits/wait-types.js';
+import { executeCall, waitedOutcome, type CallJob, type CallOutcome } from './call-pipeline.js';
 
 export type ToolCallSnapshot = Snapshot<CallOutcome> & {
   /** Small, serialisable view for inspectors; the job itself stays out of persisted snapshots. */
@@ -9,6 +11,8 @@ export type ToolCallSnapshot = Snapshot<CallOutcome> & {
   readonly job: CallJob | undefined;
   /** Sub-runs started by this call (agent as tool), by run id, with who waits for their done event (created with the first). */
   subRuns: Map<string, { readonly ref: AnyActorRef; readonly settle: (outcome: RunOutcome) => void }> | undefined;
+  /** The wait the tool returned, while it waits: a child wait machine whose outcome makes the call's result. */
+  wait: { readonly ref: AnyActorRef; readonly input: WaitInput } | undefined;
 };
 
 /** Starts a sub-run as a child of this call's actor; its done event settles `settle`. */
@@ -22,8 +26,11 @@ export interface SpawnSubRunEvent {
 
 type ToolCallEvent =
   | { type: 'settled'; outcome: CallOutcome }
+  /** The tool returned a wait (or the call resumes one): its wait machine starts. */
+  | { type: 'wait'; request: WaitRequest }
   | SpawnSubRunEvent
-  | { type: `xstate.done.actor.${string}`; output: RunOutcome; actorId: string }
+  /** A sub-run ended (its outcome), or the call's wait did (its WaitOutcome). */
+  | { type: `xstate.done.actor.${string}`; output: RunOutcome | WaitOutcome; actorId: string }
   | { type: 'xstate.stop' };
 
 /**
@@ -52,12 +59,30 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
         });
         return snapshot;
       }
+      case 'wait': {
+        const input = snapshot.job!.openWait(event.request);
+        const ref = createActor(waitMachine, { id: input.view.waitId, parent: scope.self as AnyActorRef, input }) as unknown as AnyActorRef;
+        // Started after this transition, as XState starts a spawned child.
+        scope.defer(() => ref.start());
+        return { ...snapshot, wait: { ref, input } };
+      }
       case 'xstate.stop':
         if (snapshot.subRuns) for (const { ref } of snapshot.subRuns.values()) ref.send({ type: 'CANCEL', error: new RunCancelled('the calling run stopped') });
         snapshot.subRuns?.clear();
-        return { ...snapshot, status: 'stopped', output: undefined, job: undefined };
+        // A wait still open is withdrawn (its run was cancelled or parked): it ends with no outcome.
+        if (snapshot.wait) scope.stopChild(snapshot.wait.ref);
+        return { ...snapshot, status: 'stopped', output: undefined, job: undefined, wait: undefined };
       default: {
         if (!event.type.startsWith('xstate.done.actor.')) return snapshot;
+        if (snapshot.wait && event.actorId === snapshot.wait.ref.id) {
+          const { input } = snapshot.wait;
+          const job = snapshot.job!;
+          const self = scope.self as AnyActorRef;
+          // The wait's outcome is the call's result (afterToolCall hooks see it as they see a returned value).
+          const ended = event.output as WaitOutcome;
+          scope.defer(() => void deliver(job, self, Promise.resolve(waitedOutcome(job, input.view, ended))));
+          return { ...snapshot, wait: undefined };
+        }
         const done = event as { actorId: string; output: RunOutcome };
         const entry = snapshot.subRuns?.get(done.actorId);
         if (!entry) return snapshot;
@@ -71,22 +96,42 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
     const job = snapshot.job!;
     const ref = self as AnyActorRef;
     job.ctx.actor = ref;
+    // A call resumed while it waited opens its stored wait again; its tool does not run again.
+    if (job.resumedWait) {
+      const request = job.resumedWait;
+      void Promise.resolve().then(() => {
+        if (ref.getSnapshot().status === 'active') ref.send({ type: 'wait', request });
+      });
+      return;
+    }
     // Tool code starts after the current statechart step: it never runs inside a run's action.
-    const running = Promise.resolve(job).then(executeCall);
-    // afterToolCall hooks add a step only when the agent has them.
-    void (job.reshape ? running.then(job.reshape) : running).then((outcome) => {
-      // A call stopped by a cancelled run may still settle later; its result is no longer wanted.
-      if (ref.getSnapshot().status === 'active') ref.send({ type: 'settled', outcome });
-    });
+    void deliver(job, ref, Promise.resolve(job).then(executeCall));
   },
   getInitialSnapshot(_scope, input) {
     const job = input ?? jobBeingSpawned!;
-    return { status: 'active', output: undefined, error: undefined, context: { callId: job.ctx.callId, tool: job.tool.name }, job, subRuns: undefined };
+    return { status: 'active', output: undefined, error: undefined, context: { callId: job.ctx.callId, tool: job.tool.name }, job, subRuns: undefined, wait: undefined };
   },
   getPersistedSnapshot(snapshot) {
     return { status: snapshot.status, output: snapshot.output, error: undefined, context: snapshot.context } as Snapshot<unknown>;
   },
 };
+
+/**
+ * Hands a call's outcome to its actor: a returned wait opens (`wait`), anything else goes
+ * through the afterToolCall hooks (only when the agent has them) and settles the call. A call
+ * stopped by a cancelled or parked run may still settle later; its result is no longer wanted.
+ */
+function deliver(job: CallJob, ref: AnyActorRef, running: Promise<CallOutcome>): Promise<void> {
+  return running.then((outcome) => {
+    if (outcome.wait) {
+      if (ref.getSnapshot().status === 'active') ref.send({ type: 'wait', request: outcome.wait });
+      return;
+    }
+    void (job.reshape ? job.reshape(outcome) : Promise.resolve(outcome)).then((final) => {
+      if (ref.getSnapshot().status === 'active') ref.send({ type: 'settled', outcome: final });
+    });
+  });
+}
 
 /**
  * The job handed to the actor being constructed. XState builds actor options with

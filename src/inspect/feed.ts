@@ -392,7 +392,7 @@ class RunRecorder {
 }
 
 function logicKind(logic: unknown, machine: MachineLike | undefined): WireLogic {
-  if (machine) return machine.id === 'run' ? 'run' : 'machine';
+  if (machine) return machine.id === 'run' ? 'run' : machine.id === 'wait' ? 'wait' : 'machine';
   const config = (logic as { config?: unknown } | undefined)?.config;
   if (config === 'troupe.toolExecutor') return 'executor';
   if (config === 'troupe.toolCall') return 'toolCall';

@@ -18,7 +18,8 @@ export interface WireError {
 }
 
 /** What kind of logic an actor runs. */
-export type WireLogic = 'run' | 'machine' | 'executor' | 'toolCall' | 'promise' | 'other';
+/** `wait`: a wait machine (an approval, a question, an external event, a timer: src/waits). */
+export type WireLogic = 'run' | 'machine' | 'wait' | 'executor' | 'toolCall' | 'promise' | 'other';
 
 export type WireStatus = 'active' | 'done' | 'error' | 'stopped';
 

@@ -3,7 +3,7 @@ import type { Agent } from '../agent.js';
 import type { ToolsSettledEvent } from '../actors/tool-executor.js';
 import type { PreflightVerdictEvent } from '../runtime/run-calls.js';
 import type { ModelAnswerEvent } from '../runtime/run-turn.js';
-import type { ApprovalOutcome } from '../runtime/approvals.js';
+import type { WaitOutcome } from '../waits/wait-types.js';
 import type { RestoredState } from '../runtime/run-restore.js';
 import type { AncestorSpendEvent, ChildSpendEvent, SubRunLifecycleEvent } from '../runtime/run-spend.js';
 import type { HandoffInputFilter } from '../handoff/handoff.js';
@@ -26,8 +26,8 @@ export type RunMachineEvent =
   | { readonly type: 'checkpoint.saved' }
   /** The run's log could not be written (store error, lost lease): the run fails at once. */
   | { readonly type: 'log.failed'; readonly error: Error }
-  /** The approval wait of the current call opened (its request is logged): the run may park now. */
-  | { readonly type: 'approval.opened' }
+  /** A wait of this run opened (an approval, or a call's wait; its request is logged): the run may park now. */
+  | { readonly type: 'wait.opened' }
   | ChildSpendEvent
   | AncestorSpendEvent
   | SubRunLifecycleEvent
@@ -45,7 +45,7 @@ export type RunMachineEvent =
   // The invoked actors' answers.
   | DoneActorEvent<RestoredState, 'restore'>
   | ErrorActorEvent<unknown, 'restore'>
-  | DoneActorEvent<ApprovalOutcome, 'approval'>
+  | DoneActorEvent<WaitOutcome, 'approval'>
   | DoneActorEvent<string[], 'runEnd'>
   | ErrorActorEvent<unknown, 'runEnd'>
   | DoneActorEvent<void, 'session'>

@@ -1,7 +1,7 @@
 import { assertEvent, raise, stopChild } from 'xstate';
 import { ModelError, RunCancelled, TroupeError, asError } from '../errors.js';
 import { replyViolation, spendViolation, turnStartViolation } from '../rules/limits.js';
-import { applyEdits, claimApproved, dispatchApproved, holdApproved, recordDecision, rejectDenied, rejectInvalidEdits } from '../runtime/run-approvals.js';
+import { applyEdits, approvalOutcome, claimApproved, dispatchApproved, holdApproved, recordDecision, rejectDenied, rejectInvalidEdits } from '../runtime/run-approvals.js';
 import { admitCalls, cancelFromResults, closeOpenCalls, dispatchAlone, recordResults } from '../runtime/run-calls.js';
 import { cancel, emitCompleted, emitFailed, fail, failWithGuardrail, failWithOutputError, failWithStoreError, queueEndMessages, queueRepair, saveCheckpoint } from '../runtime/run-end.js';
 import { emitSuspended, parkRun } from '../runtime/run-park.js';
@@ -70,19 +70,19 @@ export const runActions = {
   admitCalls: raise<RunMachineContext, RunMachineEvent, RunMachineEvent, undefined, never, never>(({ context }) => ({ type: admitCalls(context.run) })),
   recordDecision: ({ context, event }: RunActionArgs) => {
     assertEvent(event, 'xstate.done.actor.approval');
-    recordDecision(context.run, event.output);
+    recordDecision(context.run, approvalOutcome(event.output));
   },
   rejectDenied: ({ context, event }: RunActionArgs) => {
     assertEvent(event, 'xstate.done.actor.approval');
-    rejectDenied(context.run, event.output);
+    rejectDenied(context.run, approvalOutcome(event.output));
   },
   rejectInvalidEdits: ({ context, event }: RunActionArgs) => {
     assertEvent(event, 'xstate.done.actor.approval');
-    rejectInvalidEdits(context.run, event.output);
+    rejectInvalidEdits(context.run, approvalOutcome(event.output));
   },
   applyEdits: ({ context, event }: RunActionArgs) => {
     assertEvent(event, 'xstate.done.actor.approval');
-    applyEdits(context.run, event.output);
+    applyEdits(context.run, approvalOutcome(event.output));
   },
   claimApproved: ({ context }: RunActionArgs) => claimApproved(context.run),
   holdApproved: ({ context }: RunActionArgs) => holdApproved(context.run),

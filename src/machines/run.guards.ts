@@ -1,6 +1,6 @@
 import { assertEvent } from 'xstate';
 import type { Agent } from '../agent.js';
-import { editedArgs } from '../runtime/run-approvals.js';
+import { approvalOutcome, editedArgs } from '../runtime/run-approvals.js';
 import { cancelFromResults, currentSlot, settlesAllInFlight } from '../runtime/run-calls.js';
 import { finishesAfterTurn, inputCheckPending, outputProblem } from '../runtime/run-end.js';
 import { parkNow } from '../runtime/run-park.js';
@@ -63,11 +63,11 @@ export const runGuards = {
   // ── the tool-call phase ──
   approvalDenied: ({ event }: RunGuardArgs) => {
     assertEvent(event, 'xstate.done.actor.approval');
-    return !event.output.approved;
+    return !approvalOutcome(event.output).approved;
   },
   editsInvalid: ({ context, event }: RunGuardArgs) => {
     assertEvent(event, 'xstate.done.actor.approval');
-    return typeof editedArgs(context.run, event.output) === 'string';
+    return typeof editedArgs(context.run, approvalOutcome(event.output)) === 'string';
   },
   currentCallRunsAlone: ({ context }: RunGuardArgs) => mustRunAlone(currentSlot(context.run).tool!, context.run.batch.sequential),
   nothingInFlight: ({ context }: RunGuardArgs) => context.run.inFlight === 0,

@@ -1,6 +1,6 @@
 import { setup } from 'xstate';
-import { approvalActor } from '../actors/approval.js';
 import { restoreActor, runEndActor, sessionSaveActor } from '../actors/run-work.js';
+import { waitMachine } from '../waits/wait.machine.js';
 import { approvalInput } from '../runtime/run-approvals.js';
 import { runEndInput } from '../runtime/run-end.js';
 import { restoreInput, sessionInput } from '../runtime/run-restore.js';
@@ -35,7 +35,8 @@ export const runMachine = setup({
   guards: runGuards,
   actions: runActions,
   actors: {
-    approval: approvalActor,
+    // One wait machine per approval (src/waits): the call's approval step.
+    wait: waitMachine,
     restore: restoreActor,
     runEnd: runEndActor,
     session: sessionSaveActor,
@@ -126,6 +127,10 @@ export const runMachine = setup({
         // The tool-call phase: serial preflight, approval waits and barriers, while dispatched
         // calls run as child actors of the run's executor.
         executing: {
+          // A durable run parks once it only waits: everything in flight waits (for an event, a
+          // time, an answer) and nothing else runs. Checked when a wait opens and after every step.
+          always: { guard: 'parkNow', target: '#run.suspending' },
+          on: { 'wait.opened': { guard: 'parkNow', target: '#run.suspending' } },
           initial: 'preflight',
           states: {
             preflight: {
@@ -141,13 +146,9 @@ export const runMachine = setup({
             // maxConcurrentToolCalls: the next cleared call waits for a free slot, in request order.
             throttled: { always: { guard: 'hasCapacity', target: 'preflight' } },
             approvalWait: {
-              // A durable run parks here once nothing is in flight and only this decision is awaited:
-              // when the wait opens (approval.opened), or when the last call in flight settles.
-              always: { guard: 'parkNow', target: '#run.suspending' },
-              on: { 'approval.opened': { guard: 'parkNow', target: '#run.suspending' } },
               invoke: {
                 id: 'approval',
-                src: 'approval',
+                src: 'wait',
                 input: ({ context }) => approvalInput(context.run),
                 onDone: [
                   { guard: 'approvalDenied', target: 'preflight', actions: ['recordDecision', 'rejectDenied'] },

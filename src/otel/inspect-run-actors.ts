@@ -57,7 +57,7 @@ export function inspectRunActors(tracer: RunTracer, sink: (event: RunEvent) => v
         case 'model.failed':
           return tracer.modelFailed(runId, event.error);
         case 'xstate.done.actor.approval':
-          return tracer.approvalDecided(runId, event.output as ApprovalOutcomeView | undefined);
+          return tracer.approvalDecided(runId, approvalView(event.output));
         default:
           return;
       }
@@ -65,6 +65,15 @@ export function inspectRunActors(tracer: RunTracer, sink: (event: RunEvent) => v
       // Tracing must never change how a run goes.
     }
   };
+}
+
+/** An approval wait's outcome (the wait machine's WaitOutcome) as the tracer records it. */
+function approvalView(output: unknown): ApprovalOutcomeView | undefined {
+  const outcome = output as { ended?: string; by?: string; resolution?: { approved?: unknown; reason?: unknown } } | undefined;
+  if (!outcome) return undefined;
+  if (outcome.ended === 'timedOut') return { approved: false, by: 'timeout' };
+  const reason = outcome.resolution?.reason;
+  return { approved: outcome.resolution?.approved === true, ...(outcome.by !== undefined ? { by: outcome.by } : {}), ...(typeof reason === 'string' ? { reason } : {}) };
 }
 
 /** Whether a run actor's snapshot is in the chart state `id` (an id of RUN_STATE). */

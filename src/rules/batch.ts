@@ -49,7 +49,10 @@ export function finalOutput(reply: AssistantMessage | undefined, calls: readonly
   return calls.map((c) => c.output).join('\n');
 }
 
-/** Suspend rule: a run parks only when nothing of it is running and the one thing it waits for is a decision. */
-export function shouldPark(inFlight: number, waitOpen: boolean): boolean {
-  return inFlight === 0 && waitOpen;
+/**
+ * Suspend rule: a run parks only when it only waits: something of it waits (`waitOpen`) and
+ * no call of it is running (`running`: calls in flight that are not waiting).
+ */
+export function shouldPark(running: number, waitOpen: boolean): boolean {
+  return running === 0 && waitOpen;
 }

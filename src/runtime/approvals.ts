@@ -1,4 +1,6 @@
 import { UserError } from '../errors.js';
+import type { WaitRouter } from '../waits/wait-router.js';
+import type { WaitView } from '../waits/wait-types.js';
 
 /** The run (root or sub-run) an approval id `<runId>:<turn>.<index>` belongs to; '' for an id without one. */
 export function runOfApproval(approvalId: string): string {
@@ -72,86 +74,33 @@ export interface ApprovalOutcome {
   readonly hookFailure?: string;
 }
 
-/** One open wait, registered by the run that owns it; only the wait itself resolves it. */
-export interface ApprovalWait {
-  readonly view: PendingApproval;
-  /** Ends the wait (first call wins; later calls do nothing). */
-  decide(approved: boolean, by: DecidedBy, reason?: string, edits?: EditedArguments): void;
-  /** The stream consumer pulled past the request without deciding. */
-  consumerPassed(): void;
-  /** Nobody will read the stream any more. */
-  consumerLeft(): void;
-}
-
 /**
- * The approval inbox of one run tree. It only routes: a decision addressed by approval id
- * (or by run id + call id) reaches exactly the wait that registered under it. Each wait
- * owns its own timeout, abort and "resolved once"; the router never decides on its own.
+ * The approval controls of a run tree (`handle.approvals`) over its wait inbox: approval waits
+ * addressed by approval id, by a bare call id when exactly one waiting call has it, or by the
+ * waiting run's id with the call id. Each decision goes to the wait itself, which resolves once.
  */
-export class ApprovalRouter {
-  // Created on first use: most runs never wait for an approval (W4 memory: one map fewer per run each).
-  private waits: Map<string, ApprovalWait> | undefined;
-  private watchers: Map<string, Array<(approved: boolean) => void>> | undefined;
-  /** Nobody reads the stream: new waits cannot be answered by a consumer. */
-  consumerGone = false;
-  /** Approval events are passed to the handler at once (result() without an iterator). */
-  passImmediately = false;
+export class ApprovalInbox {
+  constructor(private readonly waits: WaitRouter) {}
 
-  private openedListeners: Set<(approval: PendingApproval) => void> | undefined;
-
-  register(wait: ApprovalWait): void {
-    (this.waits ??= new Map()).set(wait.view.approvalId, wait);
-    if (this.openedListeners) for (const listener of this.openedListeners) {
-      try {
-        listener(wait.view);
-      } catch {
-        // a broken listener must not break the wait
-      }
-    }
-  }
-
-  /** Calls `listener` with every wait that opens from now on, anywhere in the tree; returns an unsubscribe function. */
-  onOpened(listener: (approval: PendingApproval) => void): () => void {
-    const listeners = (this.openedListeners ??= new Set());
-    listeners.add(listener);
-    return () => void listeners.delete(listener);
-  }
-
-  /** Called by the wait when it resolves. */
-  settle(approvalId: string, approved: boolean): void {
-    if (!this.waits?.delete(approvalId)) return;
-    const watchers = this.watchers?.get(approvalId);
-    this.watchers?.delete(approvalId);
-    for (const watch of watchers ?? []) watch(approved);
-  }
-
-  /** Whether a wait is open under this approval id. */
-  isWaiting(approvalId: string): boolean {
-    return this.waits?.has(approvalId) === true;
-  }
-
+  /** Every waiting approval of the tree, in the order they opened. */
   pending(): PendingApproval[] {
-    return this.waits ? [...this.waits.values()].map((w) => w.view) : [];
+    return this.waits.pending('approval').map(pendingApproval);
   }
 
   /**
-   * The wait a target names, or undefined when none matches.
+   * The approval id a target names, or undefined when none matches.
    * @throws UserError when a bare call id matches more than one waiting call.
    */
-  find(target: ApprovalTarget): ApprovalWait | undefined {
-    if (!this.waits) return undefined;
-    if (typeof target !== 'string') {
-      for (const wait of this.waits.values()) if (wait.view.runId === target.runId && wait.view.callId === target.callId) return wait;
-      return undefined;
-    }
-    const exact = this.waits.get(target);
-    if (exact) return exact;
-    const byCall = [...this.waits.values()].filter((w) => w.view.callId === target);
+  find(target: ApprovalTarget): string | undefined {
+    const waiting = this.waits.pending('approval');
+    if (typeof target !== 'string') return waiting.find((w) => w.runId === target.runId && w.callId === target.callId)?.waitId;
+    if (waiting.some((w) => w.waitId === target)) return target;
+    const byCall = waiting.filter((w) => w.callId === target);
     if (byCall.length > 1) {
-      const list = byCall.map((w) => `${w.view.approvalId} (run ${w.view.runId}, tool ${w.view.tool})`).join(', ');
+      const list = byCall.map((w) => `${w.waitId} (run ${w.runId}, tool ${w.tool})`).join(', ');
       throw new UserError(`Call id '${target}' is waiting in ${byCall.length} places; decide by approvalId: ${list}.`);
     }
-    return byCall[0];
+    return byCall[0]?.waitId;
   }
 
   /**
@@ -160,45 +109,39 @@ export class ApprovalRouter {
    */
   decide(target: ApprovalTarget, approved: boolean, reason?: string, edits?: { args: unknown }): boolean {
     const text = approved && edits !== undefined ? editedArguments(edits) : undefined;
-    const wait = this.find(target);
-    if (!wait) return false;
-    wait.decide(approved, 'consumer', reason, text);
-    return true;
+    const approvalId = this.find(target);
+    if (approvalId === undefined) return false;
+    return this.waits.resolve(approvalId, { approved, ...(reason !== undefined ? { reason } : {}), ...(text ? { edits: text } : {}) });
   }
 
   /** Decides every waiting call; returns how many. */
   release(approved: boolean): number {
-    const waits = this.waits ? [...this.waits.values()] : [];
-    for (const wait of waits) wait.decide(approved, 'consumer');
-    return waits.length;
+    const waiting = this.waits.pending('approval');
+    for (const wait of waiting) this.waits.resolve(wait.waitId, { approved });
+    return waiting.length;
   }
 
-  /** Resolves with the decision once the named call is decided by anyone; undefined when it is not waiting; rejects with UserError when ambiguous. */
+  /** Resolves with the decision once the named call is decided by anyone (false for a timeout or a cancel); undefined when it is not waiting; rejects with UserError when ambiguous. */
   settled(target: ApprovalTarget): Promise<boolean | undefined> {
-    let wait: ApprovalWait | undefined;
+    let approvalId: string | undefined;
     try {
-      wait = this.find(target);
+      approvalId = this.find(target);
     } catch (error) {
       return Promise.reject(error);
     }
-    if (!wait) return Promise.resolve(undefined);
-    const id = wait.view.approvalId;
-    return new Promise((resolve) => {
-      const watchers = (this.watchers ??= new Map());
-      const list = watchers.get(id) ?? [];
-      list.push(resolve);
-      watchers.set(id, list);
+    if (approvalId === undefined) return Promise.resolve(undefined);
+    return this.waits.settled(approvalId).then((outcome) => outcome?.ended !== 'timedOut' && (outcome?.resolution as { approved?: unknown } | undefined)?.approved === true);
+  }
+
+  /** Calls `listener` with every approval that starts waiting from now on, anywhere in the tree; returns an unsubscribe function. */
+  onOpened(listener: (approval: PendingApproval) => void): () => void {
+    return this.waits.onOpened((view) => {
+      if (view.kind === 'approval') listener(pendingApproval(view));
     });
   }
+}
 
-  /** The consumer pulled past the request event of `approvalId`. */
-  passed(approvalId: string): void {
-    this.waits?.get(approvalId)?.consumerPassed();
-  }
-
-  /** Nobody will read events any more: "ask" can no longer be answered, so it denies. */
-  consumerLeft(): void {
-    this.consumerGone = true;
-    if (this.waits) for (const wait of [...this.waits.values()]) wait.consumerLeft();
-  }
+/** An approval wait as `handle.approvals.pending()` lists it. */
+export function pendingApproval(view: WaitView): PendingApproval {
+  return { approvalId: view.waitId, runId: view.runId, callId: view.callId, path: view.path, agent: view.agent, tool: view.tool, args: view.detail['args'], turn: view.turn, requestedAt: view.requestedAt };
 }

@@ -1,4 +1,5 @@
 import { UserError } from '../errors.js';
+import type { WaitView } from '../waits/wait-types.js';
 
 /** A question a tool (askHuman without a channel) is waiting to have answered, anywhere in the run tree. */
 export interface HumanRequest {
@@ -18,59 +19,20 @@ export interface HumanRequest {
 
 export type HumanAnswer = string | readonly string[];
 
-interface Wait {
-  readonly view: HumanRequest;
-  resolve(answer: HumanAnswer): void;
-}
-
-/**
- * The question inbox of one run tree: it routes an answer addressed by request id to the
- * one tool waiting for it, after checking it against the question's options. Each wait ends
- * exactly once (answered, or aborted with its call).
- */
-export class HumanRouter {
-  // Created on first question: most runs never ask one.
-  private waitsMap: Map<string, Wait> | undefined;
-
-  private get waits(): Map<string, Wait> {
-    return (this.waitsMap ??= new Map());
-  }
-
-  /** Opens a question; resolves with the checked answer, rejects with the signal's reason on abort. */
-  ask(view: HumanRequest, signal: AbortSignal): Promise<HumanAnswer> {
-    if (signal.aborted) return Promise.reject(signal.reason);
-    return new Promise<HumanAnswer>((resolve, reject) => {
-      const onAbort = (): void => {
-        this.waits.delete(view.requestId);
-        reject(signal.reason);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waits.set(view.requestId, {
-        view,
-        resolve: (answer) => {
-          signal.removeEventListener('abort', onAbort);
-          this.waits.delete(view.requestId);
-          resolve(answer);
-        },
-      });
-    });
-  }
-
-  pending(): HumanRequest[] {
-    return this.waitsMap ? [...this.waitsMap.values()].map((w) => w.view) : [];
-  }
-
-  /**
-   * Answers a waiting question. @returns false when no question waits under that id.
-   * @throws UserError when the answer does not fit the question (not one of its options, not
-   * an array for a multi-select, not a string) — nothing is answered then.
-   */
-  answer(requestId: string, answer: unknown): boolean {
-    const wait = this.waitsMap?.get(requestId);
-    if (!wait) return false;
-    wait.resolve(checkAnswer(wait.view, answer));
-    return true;
-  }
+/** A question wait as `handle.humans.pending()` lists it. */
+export function humanRequest(view: WaitView): HumanRequest {
+  const options = view.detail['options'];
+  return {
+    requestId: view.waitId,
+    runId: view.runId,
+    callId: view.callId,
+    path: view.path,
+    agent: view.agent,
+    question: String(view.detail['question']),
+    ...(Array.isArray(options) ? { options: options as string[] } : {}),
+    multiSelect: view.detail['multiSelect'] === true,
+    requestedAt: view.requestedAt,
+  };
 }
 
 /** Checks an answer against a question's options. @throws UserError when it does not fit. */

@@ -3,8 +3,7 @@ import type { Agent } from '../agent.js';
 import { RunCancelled, TroupeError, abortReason, asError } from '../errors.js';
 import type { RunMachine } from '../machines/run.machine.js';
 import type { Message, RunEvent, RunInputValue, Usage } from '../types.js';
-import type { ApprovalRouter } from './approvals.js';
-import type { HumanRouter } from './humans.js';
+import type { WaitRouter } from '../waits/wait-router.js';
 import { inNextMicrotask } from './microtask.js';
 import type { RunOptions } from './run-options.js';
 import type { Audience, RunOutcome, RunState } from './run-state.js';
@@ -31,8 +30,7 @@ export interface LaunchParams {
   readonly input: RunInputValue;
   readonly options: RunOptions;
   readonly runId: string;
-  readonly approvals: ApprovalRouter;
-  readonly humans: HumanRouter;
+  readonly waits: WaitRouter;
   readonly machine: RunMachine;
   /** Where the run tree's events go (the root stream). */
   readonly sink: (event: RunEvent) => void;
@@ -58,7 +56,7 @@ export function launchRun(params: LaunchParams): LaunchedRun {
   const outcome = new Promise<RunOutcome>((resolve) => (settle = resolve));
   const actor = createActor(params.machine, {
     id: params.runId,
-    input: { runId: params.runId, agent: params.agent, input: params.input, options, parentPath: [], sink: params.sink, approvals: params.approvals, humans: params.humans, audience: params.audience },
+    input: { runId: params.runId, agent: params.agent, input: params.input, options, parentPath: [], sink: params.sink, waits: params.waits, audience: params.audience },
     ...(options.inspect ? { inspect: options.inspect } : {}),
   }) as unknown as AnyActorRef;
   const onAbort = (): void => cancel(abortReason(options.signal!));

@@ -1,6 +1,6 @@
 import { UserError } from '../errors.js';
 import { editsIntact } from './args-hash.js';
-import type { ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointHead } from '../store/checkpoint-store.js';
+import type { ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointHead, WaitRequestEntry, WaitResolutionEntry } from '../store/checkpoint-store.js';
 import type { AssistantMessage, Message, ToolResultMessage } from '../types.js';
 
 /** A run rebuilt from its stored log. */
@@ -19,6 +19,14 @@ export interface RestoredRun {
   readonly openTurn: { readonly reply: AssistantMessage; readonly results: ReadonlyMap<number, StoredResult> } | undefined;
   /** Approval requests of the open turn by approval id, with their recorded decision if any. */
   readonly approvals: ReadonlyMap<string, { readonly request: ApprovalRequestEntry; readonly decision: ApprovalDecisionEntry | undefined }>;
+  /** Waits of the open turn's calls by wait id (a call that waits is not run again), with their resolution if any. */
+  readonly waits: ReadonlyMap<string, StoredWait>;
+}
+
+/** A call's wait as the log holds it: its request, and how it ended if it did. */
+export interface StoredWait {
+  readonly request: WaitRequestEntry;
+  readonly resolution: WaitResolutionEntry | undefined;
 }
 
 /** A stored tool result and whether it asked the run to stop. */
@@ -38,6 +46,7 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
   let toolCalls = 0;
   let open: { reply: AssistantMessage; results: Map<number, StoredResult> } | undefined;
   const approvals = new Map<string, { request: ApprovalRequestEntry; decision: ApprovalDecisionEntry | undefined }>();
+  const waits = new Map<string, { request: WaitRequestEntry; resolution: WaitResolutionEntry | undefined }>();
   entries.forEach((entry, index) => {
     switch (entry.kind) {
       case 'input':
@@ -50,6 +59,7 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
         toolCalls += reply.toolCalls.length;
         open = { reply, results: new Map() };
         approvals.clear();
+        waits.clear();
         break;
       }
       case 'result': {
@@ -66,6 +76,7 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
       case 'turn_end':
         open = undefined;
         approvals.clear();
+        waits.clear();
         break;
       case 'handoff':
         // The head names the agent the run is on; the entry records when the switch happened.
@@ -81,6 +92,15 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
         if (entry.callId === waiting.request.callId && entry.argsHash === waiting.request.argsHash && editsIntact(entry)) waiting.decision ??= entry;
         break;
       }
+      case 'wait_request':
+        waits.set(entry.waitId, { request: entry, resolution: undefined });
+        break;
+      case 'wait_resolution': {
+        const waiting = waits.get(entry.waitId);
+        if (!waiting) throw new UserError(`Checkpoint entry ${index + 1} resolves wait '${entry.waitId}', which the open turn did not request.`);
+        waiting.resolution ??= entry;
+        break;
+      }
       case 'subrun_start':
       case 'subrun_end':
         // A sub-run keeps its own log under its run id; resuming the call resumes it from there.
@@ -89,5 +109,5 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
         throw new UserError(`Checkpoint entry ${index + 1} has an unknown kind '${(entry as { kind: unknown }).kind}'.`);
     }
   });
-  return { transcript, turn, head, toolCalls, openTurn: open, approvals };
+  return { transcript, turn, head, toolCalls, openTurn: open, approvals, waits };
 }

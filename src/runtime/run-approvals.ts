@@ -1,13 +1,16 @@
 /**
  * The current call's approval step, as the run chart's actions apply it: the approval wait's
- * input, its request and decision in the log, and what an approved, denied or edited call
- * becomes. The wait itself is src/actors/approval.ts.
+ * input (a wait machine of kind approval), its request and decision in the log, and what an
+ * approved, denied or edited call becomes.
  */
-import type { ApprovalInput } from '../actors/approval.js';
+import { approvalNeeded, handlerVerdict } from '../rules/approval.js';
 import type { ApprovalDecisionEntry, ApprovalRequestEntry } from '../store/checkpoint-store.js';
 import { isObject } from '../tools/schema.js';
 import { validateArguments } from '../tools/validate.js';
-import type { ApprovalOutcome } from './approvals.js';
+import { approvalKind, type ApprovalResolution } from '../waits/kinds/approval.js';
+import type { ConsultVerdict, WaitCheck, WaitInput } from '../waits/wait.machine.js';
+import type { WaitOutcome, WaitView } from '../waits/wait-types.js';
+import { editedArguments, type ApprovalOutcome, type DecidedBy } from './approvals.js';
 import { hashArguments } from './args-hash.js';
 import { eventBase } from './event-base.js';
 import { claimHandoff, contextFor, currentSlot, dispatch, flushDispatches, reject } from './run-calls.js';
@@ -19,48 +22,116 @@ import type { CallSlot, RunState } from './run-state.js';
 /** Decisions worth keeping across a restart: a person's, the handler's, a timeout. (A cancel or a park withdraws the wait; it decides nothing.) */
 const LOGGED_DECIDERS = new Set<string>(['consumer', 'handler', 'timeout']);
 
-export function approvalInput(state: RunState): ApprovalInput {
+/**
+ * The approval wait of the current call (the `approval` child of approvalWait). Order of
+ * authority: beforeToolCall hooks and the needsApproval predicate (check), a decision stored
+ * for exactly these arguments (recorded), then the stream consumer (ev.approve/reject,
+ * handle.approvals) and the agent's approvalHandler once the consumer has passed it; fails
+ * closed on a throwing predicate, hook or handler, on its timeout, and when an "ask" can no
+ * longer be answered.
+ */
+export function approvalInput(state: RunState): WaitInput {
   const slot = currentSlot(state);
-  const ctx = contextFor(state, slot);
   const base = eventBase(state);
   const turn = state.turn;
   const approvalId = `${state.runId}:${slot.key}`;
   const stored = storedApproval(state, slot);
   const self = state.self;
+  const requestedAt = stored.request?.requestedAt ?? Date.now();
+  const timeoutMs = state.options.approvalTimeoutMs;
+  const view: WaitView = {
+    waitId: approvalId,
+    kind: 'approval',
+    runId: state.runId,
+    callId: slot.call.id,
+    tool: slot.call.name,
+    path: base.path,
+    agent: base.agent,
+    turn,
+    requestedAt,
+    // A durable wait's timeout counts from its stored request time, across restarts.
+    deadline: timeoutMs === undefined || !Number.isFinite(timeoutMs) ? undefined : requestedAt + timeoutMs,
+    detail: { tool: slot.call.name, args: slot.args },
+  };
+  const reportFailure = (error: Error): void => state.sink({ type: 'tool_call_failed', ...base, turn, call: slot.call, error, attempt: 0, willRetry: false });
+  const needsCheck = typeof slot.tool!.needsApproval === 'function' || hasHook(state.agent, 'beforeToolCall');
   return {
-    ...(stored.decision ? { recorded: recordedDecision(stored.decision) } : {}),
-    ...(stored.request ? { requestedAt: stored.request.requestedAt } : {}),
-    // The request is logged once (a resumed run's stored one stands), then the run is told: it may park now.
-    onOpened: (view) => {
-      if (state.runLog && !stored.request) {
-        log(state, { kind: 'approval_request', turn, index: slot.index, callId: slot.call.id, approvalId, tool: slot.call.name, argsHash: hashArguments(slot.call.arguments), requestedAt: view.requestedAt });
-      }
-      if (self.getSnapshot().status === 'active') self.send({ type: 'approval.opened' });
-    },
-    view: { approvalId, runId: state.runId, callId: slot.call.id, path: base.path, agent: base.agent, tool: slot.call.name, args: slot.args, turn },
-    tool: slot.tool!,
-    args: slot.args,
-    ctx,
-    request: { call: slot.call, args: slot.args, agent: base.agent, path: base.path },
-    handler: state.agent.approvalHandler,
-    timeoutMs: state.options.approvalTimeoutMs,
-    router: state.approvals,
+    view,
+    kind: approvalKind,
+    router: state.waits,
+    ...(stored.decision ? { recorded: { resolution: recordedDecision(stored.decision), by: 'record' } } : {}),
+    ...(needsCheck ? { check: () => checkApproval(state, slot, reportFailure) } : {}),
+    consult: () => consultHandler(state, slot),
     parks: () => parksForWaits(state),
-    announce: (view, decide) =>
+    // Announced, the request logged once (a resumed run's stored one stands), then the run is told: it may park now.
+    opened: (opened) => {
       state.sink({
         type: 'approval_required',
         ...base,
         turn,
-        approvalId: view.approvalId,
+        approvalId,
         call: slot.call,
         args: slot.args,
-        approve: (edits?: { args: unknown }) => decide(true, undefined, edits),
-        reject: (reason?: string) => decide(false, reason),
-      }),
-    reportFailure: (error) => state.sink({ type: 'tool_call_failed', ...base, turn, call: slot.call, error, attempt: 0, willRetry: false }),
-    ...(hasHook(state.agent, 'beforeToolCall')
-      ? { block: () => blockReason(state.agent, { call: slot.call, tool: slot.tool!, args: slot.args }, hookContext(state)) }
-      : {}),
+        approve: (edits?: { args: unknown }) => void state.waits.resolve(approvalId, { approved: true, ...(edits !== undefined ? { edits: editedArguments(edits) } : {}) }),
+        reject: (reason?: string) => void state.waits.resolve(approvalId, { approved: false, ...(reason !== undefined ? { reason } : {}) }),
+      });
+      if (state.runLog && !stored.request) {
+        log(state, { kind: 'approval_request', turn, index: slot.index, callId: slot.call.id, approvalId, tool: slot.call.name, argsHash: hashArguments(slot.call.arguments), requestedAt: opened.requestedAt });
+      }
+      if (self.getSnapshot().status === 'active') self.send({ type: 'wait.opened' });
+    },
+    // The chart's recordDecision logs the decision (the wait's done event).
+    ended: () => undefined,
+    reportFailure,
+  };
+}
+
+/** beforeToolCall hooks (a block ends it, denied), then the needsApproval predicate (falsy: approved without asking). Never rejects. */
+async function checkApproval(state: RunState, slot: CallSlot, reportFailure: (error: Error) => void): Promise<WaitCheck> {
+  if (hasHook(state.agent, 'beforeToolCall')) {
+    try {
+      const blockedBy = await blockReason(state.agent, { call: slot.call, tool: slot.tool!, args: slot.args }, hookContext(state));
+      if (blockedBy !== undefined) return { open: false, resolution: { approved: false, blockedBy }, by: 'hook' };
+    } catch (error) {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      reportFailure(failure);
+      return { open: false, resolution: { approved: false, hookFailure: `beforeToolCall hook failed: ${failure.message || failure.name}` }, by: 'error' };
+    }
+  }
+  const needsApproval = slot.tool!.needsApproval;
+  if (typeof needsApproval !== 'function') return needsApproval === false ? { open: false, resolution: { approved: true }, by: 'policy' } : { open: true };
+  try {
+    const needed = approvalNeeded(await needsApproval(slot.args, contextFor(state, slot)));
+    return needed ? { open: true } : { open: false, resolution: { approved: true }, by: 'policy' };
+  } catch (error) {
+    reportFailure(error instanceof Error ? error : new Error(String(error)));
+    return { open: false, resolution: { approved: false }, by: 'error' };
+  }
+}
+
+/**
+ * The agent's approvalHandler, once the consumer passed the wait or left: its verdict. Without a
+ * handler a parking run keeps waiting (the decision comes from another process), any other denies.
+ * Rejects with what the handler threw.
+ */
+async function consultHandler(state: RunState, slot: CallSlot): Promise<ConsultVerdict> {
+  const handler = state.agent.approvalHandler;
+  if (!handler) return parksForWaits(state) ? 'ask' : 'deny';
+  const base = eventBase(state);
+  return handlerVerdict(await handler({ call: slot.call, args: slot.args, agent: base.agent, path: base.path }, contextFor(state, slot)));
+}
+
+/** How the approval wait ended, as the chart's guards and actions read it. */
+export function approvalOutcome(outcome: WaitOutcome): ApprovalOutcome {
+  if (outcome.ended === 'timedOut') return { approved: false, by: 'timeout' };
+  const resolution = outcome.resolution as ApprovalResolution & { readonly blockedBy?: string; readonly hookFailure?: string };
+  return {
+    approved: resolution.approved,
+    by: outcome.by as DecidedBy,
+    ...(resolution.reason !== undefined ? { reason: resolution.reason } : {}),
+    ...(resolution.approved && resolution.edits ? { edits: resolution.edits } : {}),
+    ...(resolution.blockedBy !== undefined ? { blockedBy: resolution.blockedBy } : {}),
+    ...(resolution.hookFailure !== undefined ? { hookFailure: resolution.hookFailure } : {}),
   };
 }
 
@@ -77,7 +148,7 @@ function storedApproval(state: RunState, slot: CallSlot): { request?: ApprovalRe
 }
 
 /** A stored decision as the approval wait applies it; edits only when their text still has the hash they were stored with (restore checks this too). */
-function recordedDecision(decision: ApprovalDecisionEntry): NonNullable<ApprovalInput['recorded']> {
+function recordedDecision(decision: ApprovalDecisionEntry): ApprovalResolution {
   return {
     approved: decision.approved,
     ...(decision.reason !== undefined ? { reason: decision.reason } : {}),

@@ -11,6 +11,9 @@ import { hasHook, hookContext, reshapeResult } from './run-hooks.js';
 import { CallContext } from '../tools/call-context.js';
 import type { Message, ToolCallCompletedEvent } from '../types.js';
 import { log } from './run-record.js';
+import { callWaitInput, storedWaitRequest } from './call-waits.js';
+import type { WaitInput } from '../waits/wait.machine.js';
+import type { WaitRequest } from '../waits/wait-types.js';
 import { countToolCall } from './run-spend.js';
 import { runPort } from './run-port.js';
 import type { Batch, CallSlot, RunState } from './run-state.js';
@@ -142,7 +145,11 @@ class DispatchedCall implements CallJob {
   readonly agentName: string;
   readonly turn: number;
   readonly call: CallSlot['call'];
+  /** The wait this call was in when its run stopped (resume): it opens again; the tool does not run again. */
+  readonly resumedWait: WaitRequest | undefined;
   readonly #sink: RunState['sink'];
+  readonly #state: RunState;
+  readonly #slot: CallSlot;
 
   constructor(
     state: RunState,
@@ -165,6 +172,14 @@ class DispatchedCall implements CallJob {
     this.turn = state.turn;
     this.call = slot.call;
     this.#sink = state.sink;
+    this.#state = state;
+    this.#slot = slot;
+    const stored = state.storedWaits.size > 0 ? state.storedWaits.get(`${state.runId}:${slot.key}`) : undefined;
+    this.resumedWait = stored ? storedWaitRequest(stored.request) : undefined;
+  }
+
+  openWait(request: WaitRequest): WaitInput {
+    return callWaitInput(this.#state, this.#slot, this, request);
   }
 
   onAttemptFailed(error: Error, attempt: number, willRetry: boolean): void {

@@ -68,20 +68,6 @@ class StatePort implements RunPort {
     return runSubRun(callActor, this.#state.logic, runInput.runId, runInput, signal);
   }
 
-  async askHuman(key: string, question: { question: string; options?: readonly string[]; multiSelect: boolean }, signal: AbortSignal): Promise<string | readonly string[]> {
-    const state = this.#state;
-    const slot = state.batch.byKey.get(key);
-    if (!slot) throw new Error('askHuman: the call is not running');
-    const base = { runId: state.runId, path: state.path, agent: state.agent.name };
-    const turn = state.turn;
-    const requestId = `${state.runId}:${key}`;
-    const view = { requestId, ...base, callId: slot.call.id, question: question.question, ...(question.options ? { options: question.options } : {}), multiSelect: question.multiSelect, requestedAt: Date.now() };
-    const waiting = state.humans.ask(view, signal);
-    state.sink({ type: 'human_request', ...base, turn, call: slot.call, requestId, question: question.question, ...(question.options ? { options: question.options } : {}), multiSelect: question.multiSelect });
-    const answer = await waiting;
-    state.sink({ type: 'human_answer', ...base, turn, call: slot.call, requestId, answer });
-    return answer;
-  }
 }
 
 /** A sub-run's input: data and addresses only (its own run id, the tree's sinks, every ancestor's budget as a copy). */
@@ -102,8 +88,7 @@ function subRunInput(state: RunState, agent: Agent, input: string, options: { ma
     parentPath: state.path,
     sink: state.sink,
     audience: state.audience,
-    approvals: state.approvals,
-    humans: state.humans,
+    waits: state.waits,
     parent: { ref: state.self, ancestors: [self, ...state.ancestors.map((a) => ({ ...a, usage: { ...a.usage } }))] },
   };
 }

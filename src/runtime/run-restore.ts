@@ -85,6 +85,7 @@ export function applyRestore(state: RunState, loaded: RestoredState): void {
   Object.assign(state.usage, head.usage);
   state.turn = restored.turn;
   state.storedApprovals = restored.approvals;
+  state.storedWaits = restored.waits;
   // Calls of the open turn without a stored result are counted again when preflight reaches them.
   const uncounted = restored.openTurn ? restored.openTurn.reply.toolCalls.length - restored.openTurn.results.size : 0;
   state.toolCallCount = restored.toolCalls - uncounted;

@@ -7,12 +7,13 @@ import type { AncestorBudget } from '../rules/budget.js';
 import type { Mailbox } from '../tools/context.js';
 import { toToolSchema, type Tool, type ToolSchema } from '../tools/tool.js';
 import { emptyUsage, type SuspendedApproval, type AssistantMessage, type Budget, type Message, type RunEvent, type RunInputValue, type ToolCallRequest, type Usage } from '../types.js';
-import type { ApprovalRouter } from './approvals.js';
-import type { HumanRouter } from './humans.js';
+import type { WaitRouter } from '../waits/wait-router.js';
+import type { WaitView } from '../waits/wait-types.js';
 import type { RunOptions } from './run-options.js';
 import type { RunPort } from '../tools/call-context.js';
 import type { HandoffInputFilter } from '../handoff/handoff.js';
 import type { ApprovalDecisionEntry, ApprovalRequestEntry } from '../store/checkpoint-store.js';
+import type { StoredWait } from './resume.js';
 import { DEFAULT_LEASE_MS, RunLog, leaseOwner } from './run-log.js';
 import { normaliseInput, validateRunOptions } from './run-options.js';
 import { RunAbort } from './run-abort.js';
@@ -36,10 +37,8 @@ export interface RunInput {
   /** Agent names of the runs above this one (empty for a root run). */
   readonly parentPath: readonly string[];
   readonly sink: EventSink;
-  /** The run tree's approval inbox: routes decisions addressed by approval id to the waiting run. */
-  readonly approvals: ApprovalRouter;
-  /** The run tree's question inbox (askHuman without a channel). */
-  readonly humans: HumanRouter;
+  /** The run tree's inbox of open waits (approvals, questions, events, timers): routes resolutions addressed by wait id to the wait. */
+  readonly waits: WaitRouter;
   /** For sub-runs: the parent run's address and what every ancestor has left to spend. */
   readonly parent?: { readonly ref: AnyActorRef; readonly ancestors: readonly AncestorBudget[] };
   /** Whether anyone can still see the tree's per-turn events (shared by the whole tree; default: someone can). */
@@ -80,7 +79,8 @@ export type RunOutcome =
   | { readonly status: 'failed'; readonly runId: string; readonly error: Error }
   /** Cancelled (handle.cancel, an aborted signal, a tool's RunCancelled, a parent cancelling): `error` is the RunCancelled. */
   | { readonly status: 'cancelled'; readonly runId: string; readonly error: Error }
-  | { readonly status: 'suspended'; readonly runId: string; readonly approvals: readonly SuspendedApproval[] };
+  /** Parked at its waits: `waits` lists every one (`approvals`, the approval waits among them, as a suspended run stores them). */
+  | { readonly status: 'suspended'; readonly runId: string; readonly approvals: readonly SuspendedApproval[]; readonly waits: readonly WaitView[] };
 
 /** `cleared`: passed preflight (and its approval), waiting for a free slot (maxConcurrentToolCalls). */
 export type SlotState = 'pending' | 'cleared' | 'dispatched' | 'settled';
@@ -135,7 +135,7 @@ export interface QueuedMessage {
   readonly text: string;
 }
 
-export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' | 'parentPath' | 'sink' | 'approvals' | 'humans'> {
+export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' | 'parentPath' | 'sink' | 'waits'> {
   /** The tree's audience: progress events are built only while it is not quiet. */
   readonly audience: Audience;
   /** The run actor itself: tools reach their run only by sending it messages. */
@@ -215,18 +215,21 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
   storedOutput: string;
   /** Messages that came from the session's history (not this run's own). */
   historyLength: number;
+  /** The stored open turn's call waits, with their resolutions (resume): such a call opens its wait again instead of running. */
+  storedWaits: ReadonlyMap<string, StoredWait>;
   /** Approval requests of the stored open turn, with their recorded decisions (resume). */
   storedApprovals: ReadonlyMap<string, { readonly request: ApprovalRequestEntry; readonly decision: ApprovalDecisionEntry | undefined }>;
   /** The caller asked to park the run at its next approval wait (`handle.suspend()`). */
   suspendRequested: boolean;
-  /** The approvals the run parked on (set by the suspending state). */
-  parked: SuspendedApproval[] | undefined;
+  /** The waits the run parked on (set by the suspending state). */
+  parked: { readonly approvals: SuspendedApproval[]; readonly waits: WaitView[] } | undefined;
 }
 
 const runStates = new WeakSet<object>();
 
 /** Every run that was not restored has none; shared (it is read-only), restoring replaces it. */
 const NO_STORED_APPROVALS: RunState['storedApprovals'] = new Map();
+const NO_STORED_WAITS: RunState['storedWaits'] = new Map();
 
 /** Whether `value` is a run's state record (inspection summarises it instead of walking it). */
 export function isRunState(value: unknown): value is RunState {
@@ -244,8 +247,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     parentPath: input.parentPath,
     sink: input.sink,
     audience: input.audience ?? ALWAYS_HEARD,
-    approvals: input.approvals,
-    humans: input.humans,
+    waits: input.waits,
     self,
     logic: (self as unknown as { logic: AnyActorLogic }).logic,
     parentRef: input.parent?.ref,
@@ -295,6 +297,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     storedOutput: '',
     historyLength: 0,
     storedApprovals: NO_STORED_APPROVALS,
+    storedWaits: NO_STORED_WAITS,
     suspendRequested: false,
     parked: undefined,
   };

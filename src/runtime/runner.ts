@@ -4,48 +4,19 @@ import type { Agent } from '../agent.js';
 import type { RunMachine } from '../machines/run.machine.js';
 import type { RunEvent, RunInputValue } from '../types.js';
 import { RunSuspended, UserError } from '../errors.js';
-import { ApprovalRouter, type ApprovalTarget, type PendingApproval } from './approvals.js';
-import { HumanRouter, type HumanAnswer, type HumanRequest } from './humans.js';
+import { WaitRouter } from '../waits/wait-router.js';
+import { approvalControls, humanControls, waitControls, type ApprovalControls, type HumanControls, type WaitControls } from './run-controls.js';
 import { EventChannel } from './event-channel.js';
 import { launchRun, type LaunchParams, type LaunchedRun, type RunResult } from './launch.js';
 import { getRunMachine } from './run-machine.js';
 import type { CheckpointOptions, RunOptions } from './run-options.js';
 import type { Audience } from './run-state.js';
 import { decideStored } from './decide.js';
+import { answerStored, resolveStored, signalStored } from './stored-waits.js';
 import { traceRun } from '../otel/trace-run.js';
 
 export type { RunResult } from './launch.js';
-
-/**
- * Decisions for calls waiting anywhere in the run tree (sub-runs included), addressed by
- * approval id. A target is an approvalId, a bare call id when exactly one waiting call has
- * it, or `{ runId, callId }` of the run that waits.
- */
-export interface ApprovalControls {
-  /** Every waiting call of the tree. */
-  pending(): PendingApproval[];
-  /**
-   * Approves; with `edits.args` (a JSON object) the call runs with those arguments instead,
-   * validated again (invalid edits give the call an error result).
-   * @returns false when nothing matches. @throws UserError when a bare call id is ambiguous (the message lists the approval ids).
-   */
-  approve(target: ApprovalTarget, edits?: { args: unknown }): boolean;
-  /** Denies; the model sees `reason`. @returns false when nothing matches. @throws UserError when a bare call id is ambiguous. */
-  reject(target: ApprovalTarget, reason?: string): boolean;
-  /** Decides every waiting call at once; returns how many. */
-  release(approved: boolean): number;
-  /**
-   * Resolves with the decision (true = approved) once the target is decided by anyone: the
-   * consumer, the handler, a timeout or a cancel. Undefined when it is not waiting;
-   * rejects with UserError when a bare call id is ambiguous.
-   */
-  settled(target: ApprovalTarget): Promise<boolean | undefined>;
-  /**
-   * Calls `listener` with each call that starts waiting from now on, anywhere in the tree
-   * (also while the consumer is still reading earlier events). Returns an unsubscribe function.
-   */
-  onOpened(listener: (approval: PendingApproval) => void): () => void;
-}
+export type { ApprovalControls, HumanControls, WaitControls } from './run-controls.js';
 
 /**
  * A started run: iterate it for events (any number of loops, each sees every event), await
@@ -55,7 +26,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   readonly runId: string;
   /** The tree's approval controls (built on first read; the same object every time). */
   get approvals(): ApprovalControls {
-    return (this.approvalControls ??= approvalControls(this.router));
+    return (this.approvalControls ??= approvalControls(this.waitRouter));
   }
   /**
    * Questions tools ask a person through the run (askHuman without a channel), anywhere in
@@ -63,13 +34,21 @@ export class RunHandle implements AsyncIterable<RunEvent> {
    * nothing waits under that id; UserError when the answer does not fit its options).
    * Built on first read; the same object every time.
    */
-  get humans(): { pending(): HumanRequest[]; answer(requestId: string, answer: HumanAnswer): boolean } {
-    const router = this.humanRouter;
-    return (this.humanControls ??= { pending: () => router.pending(), answer: (requestId, answer) => router.answer(requestId, answer) });
+  get humans(): HumanControls {
+    return (this.humanControls ??= humanControls(this.waitRouter));
+  }
+  /**
+   * Every wait of the tree (approvals, questions, events, timers): `pending()` lists them,
+   * `resolve(waitId, resolution)` resolves one as its kind takes it (an approval
+   * `{ approved, reason?, args? }`, a question its answer, an event its payload). Built on first
+   * read; the same object every time.
+   */
+  get waits(): WaitControls {
+    return (this.waitControls ??= waitControls(this.waitRouter));
   }
   private approvalControls: ApprovalControls | undefined;
-  private humanControls: { pending(): HumanRequest[]; answer(requestId: string, answer: HumanAnswer): boolean } | undefined;
-  private readonly humanRouter: HumanRouter;
+  private humanControls: HumanControls | undefined;
+  private waitControls: WaitControls | undefined;
   /** The run's root actor (for inspection). */
   readonly actor: AnyActorRef;
   /** Steer and follow-up messages not yet injected (seen as user_message_injected), by id. */
@@ -77,12 +56,12 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   private steerCount = 0;
   private readonly channel: EventChannel;
   private readonly run: LaunchedRun;
-  private readonly router: ApprovalRouter;
+  private readonly waitRouter: WaitRouter;
   private readonly durable: boolean;
 
   /** `machine` is a seam for tests (e.g. mutant charts); runs use the shared run machine. */
   constructor(agent: Agent, input: RunInputValue, options: RunOptions, machine: RunMachine = getRunMachine()) {
-    const router = (this.router = new ApprovalRouter());
+    const router = (this.waitRouter = new WaitRouter());
     this.durable = options.checkpoint !== undefined;
     this.runId = options.runId ?? options.checkpoint?.runId ?? `run_${nanoid(12)}`;
     const rootId = this.runId;
@@ -97,14 +76,12 @@ export class RunHandle implements AsyncIterable<RunEvent> {
         router.consumerLeft();
       },
     );
-    const humans = (this.humanRouter = new HumanRouter());
     const params: LaunchParams = {
       agent,
       input,
       options,
       runId: this.runId,
-      approvals: router,
-      humans,
+      waits: router,
       machine,
       audience,
       sink: (event) => {
@@ -130,7 +107,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     if (!this.channel.started) this.passApprovalsToHandler();
     const outcome = await this.run.outcome;
     if (outcome.status === 'failed' || outcome.status === 'cancelled') throw outcome.error;
-    if (outcome.status === 'suspended') throw new RunSuspended(outcome.runId, outcome.approvals);
+    if (outcome.status === 'suspended') throw new RunSuspended(outcome.runId, outcome.approvals, outcome.waits);
     const { status: _status, ...result } = outcome;
     return result;
   }
@@ -179,7 +156,18 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   }
 
   /**
-   * Parks a durable run at its next approval wait, once nothing else of it is running
+   * Delivers the external event `name` to every call of the tree waiting for it
+   * (`waitForEvent(name)`): each call's result is `payload` (a JSON value).
+   * @returns how many calls it reached (0: none waits for it now; nothing is kept for later).
+   * @throws UserError when `payload` cannot be written as JSON.
+   */
+  signal(name: string, payload?: unknown): number {
+    if (typeof name !== 'string' || name.length === 0) throw new UserError(`signal needs an event name, got ${JSON.stringify(name)}.`);
+    return this.waitRouter.signal(name, payload === undefined ? null : payload);
+  }
+
+  /**
+   * Parks a durable run at its next wait, once nothing else of it is running
    * (`run_suspended`, stored status "suspended", lease released); `result()` then rejects with
    * RunSuspended. Only for runs with a checkpoint store. @throws UserError otherwise.
    */
@@ -199,21 +187,9 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   }
 
   private passApprovalsToHandler(): void {
-    this.router.passImmediately = true;
-    for (const wait of this.router.pending()) this.router.passed(wait.approvalId);
+    this.waitRouter.passImmediately = true;
+    for (const wait of this.waitRouter.pending('approval')) this.waitRouter.passed(wait.waitId);
   }
-}
-
-/** The approval controls of a run tree's router (closures, so they may be passed around unbound). */
-function approvalControls(router: ApprovalRouter): ApprovalControls {
-  return {
-    pending: () => router.pending(),
-    approve: (target, edits) => router.decide(target, true, undefined, edits),
-    reject: (target, reason) => router.decide(target, false, reason),
-    release: (approved) => router.release(approved),
-    settled: (target) => router.settled(target),
-    onOpened: (listener) => router.onOpened(listener),
-  };
 }
 
 export const Runner = {
@@ -240,6 +216,12 @@ export const Runner = {
 
   /** Records a decision for a stored run's pending approval, from any process (see `decideStored`). */
   decide: decideStored,
+  /** Delivers an external event to a stored run's calls waiting for it, from any process (see `signalStored`). */
+  signal: signalStored,
+  /** Answers a stored run's open question (askHuman), from any process (see `answerStored`). */
+  answer: answerStored,
+  /** Resolves any open wait of a stored run by its id, from any process (see `resolveStored`). */
+  resolve: resolveStored,
 };
 
 export { getRunMachine } from './run-machine.js';

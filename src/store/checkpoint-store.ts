@@ -28,6 +28,8 @@ export type CheckpointEntry =
   | { readonly kind: 'handoff'; readonly turn: number; readonly from: string; readonly to: string }
   | ApprovalRequestEntry
   | ApprovalDecisionEntry
+  | WaitRequestEntry
+  | WaitResolutionEntry
   | { readonly kind: 'subrun_start'; readonly turn: number; readonly index: number; readonly callId: string; readonly runId: string }
   | { readonly kind: 'subrun_end'; readonly turn: number; readonly index: number; readonly callId: string; readonly runId: string; readonly status: RunStatus };
 
@@ -65,6 +67,42 @@ export interface ApprovalDecisionEntry {
   /** Who decided (free text: a user name, "timeout", "handler"). */
   readonly by?: string;
   readonly decidedAt: number;
+}
+
+/**
+ * A call of the open turn started waiting (its tool returned a wait: a question, an external
+ * event, a time; format 4). A resumed run opens it again instead of running the tool again.
+ */
+export interface WaitRequestEntry {
+  readonly kind: 'wait_request';
+  /** `<runId>:<turn>.<index>`, unique in the run tree. */
+  readonly waitId: string;
+  readonly waitKind: 'question' | 'event' | 'timer';
+  readonly turn: number;
+  /** The call's index in the turn's reply. */
+  readonly index: number;
+  readonly callId: string;
+  readonly tool: string;
+  /** What it waits for, as its kind describes it (`{ question, options?, multiSelect }`, `{ name }`, `{ until }`). */
+  readonly detail: Readonly<Record<string, unknown>>;
+  /** Milliseconds since the epoch; a timeout counts from here, across restarts. */
+  readonly requestedAt: number;
+  /** When it ends undecided (a timeout, or a timer's time), ms since the epoch. */
+  readonly deadline?: number;
+}
+
+/** How a call's wait ended: resolved (by a person, an event, the clock, from any process) or timed out (format 4). */
+export interface WaitResolutionEntry {
+  readonly kind: 'wait_resolution';
+  readonly waitId: string;
+  readonly waitKind: 'question' | 'event' | 'timer';
+  readonly callId: string;
+  readonly ended: 'resolved' | 'timedOut';
+  /** The answer, the event's payload, `{ at }` for a timer (when resolved). */
+  readonly resolution?: unknown;
+  /** Who resolved it (free text). */
+  readonly by?: string;
+  readonly resolvedAt: number;
 }
 
 export type CheckpointEntryKind = CheckpointEntry['kind'];

@@ -4,12 +4,12 @@
  * does not match the format is a UserError naming the record, never a crash or a skip.
  */
 import { UserError } from '../errors.js';
-import { contentPartsIssue, providerMetadataIssue, reasoningPartsIssue } from '../message-parts.js';
 import type { Message } from '../types.js';
 import type { CheckpointEntry, CheckpointHead, RunStatus, StoredRun } from './checkpoint-store.js';
+import { Issue, checkEntry, checkHeadValue, checkMessage, describe, isObj } from './record-checks.js';
 
 /** Version of the checkpoint record format (entries and head) this build writes and the newest it reads. */
-export const CHECKPOINT_SCHEMA_VERSION = 3;
+export const CHECKPOINT_SCHEMA_VERSION = 4;
 /** Version of the session record format (messages per run) this build writes and the newest it reads. */
 export const SESSION_SCHEMA_VERSION = 1;
 
@@ -25,8 +25,7 @@ export interface RunExport {
   readonly entries: readonly CheckpointEntry[];
 }
 
-/** Every stored status, in the order messages list them. */
-export const RUN_STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed', 'failed', 'interrupted'];
+export { RUN_STATUSES } from './record-checks.js';
 
 /** Stored statuses of a run that is over: nothing will continue it. */
 export const FINISHED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'interrupted'];
@@ -34,207 +33,6 @@ export const FINISHED_STATUSES: readonly RunStatus[] = ['completed', 'failed', '
 /** Whether a stored status (or `queued`, or nothing) is one of a run that is over. */
 export function isFinished(status: string | undefined): boolean {
   return (FINISHED_STATUSES as readonly string[]).includes(status ?? '');
-}
-
-const INPUT_SOURCES = ['input', 'mailbox', 'steer', 'follow_up', 'hook', 'repair'];
-
-/** A format violation found while checking a value; turned into a UserError by the callers. */
-class Issue extends Error {}
-
-type Obj = Record<string, unknown>;
-
-function isObj(value: unknown): value is Obj {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  if (Array.isArray(value)) return 'an array';
-  if (value === null) return 'null';
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === 'object') return 'an object';
-  return String(value);
-}
-
-function field(obj: Obj, key: string, path: string): unknown {
-  if (!(key in obj) || obj[key] === undefined) throw new Issue(`missing field '${path}${key}'`);
-  return obj[key];
-}
-
-function str(obj: Obj, key: string, path: string): string {
-  const value = field(obj, key, path);
-  if (typeof value !== 'string') throw new Issue(`field '${path}${key}' must be a string, got ${describe(value)}`);
-  return value;
-}
-
-function optStr(obj: Obj, key: string, path: string): void {
-  if (obj[key] !== undefined) str(obj, key, path);
-}
-
-function bool(obj: Obj, key: string, path: string): void {
-  const value = field(obj, key, path);
-  if (typeof value !== 'boolean') throw new Issue(`field '${path}${key}' must be a boolean, got ${describe(value)}`);
-}
-
-function count(obj: Obj, key: string, path: string): number {
-  const value = field(obj, key, path);
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new Issue(`field '${path}${key}' must be a non-negative integer, got ${describe(value)}`);
-  }
-  return value;
-}
-
-function amount(obj: Obj, key: string, path: string): void {
-  const value = field(obj, key, path);
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new Issue(`field '${path}${key}' must be a non-negative number, got ${describe(value)}`);
-  }
-}
-
-function obj(parent: Obj, key: string, path: string): Obj {
-  const value = field(parent, key, path);
-  if (!isObj(value)) throw new Issue(`field '${path}${key}' must be an object, got ${describe(value)}`);
-  return value;
-}
-
-/** Optional fields added within format 1 (older records lack them): content parts, reasoning parts, provider metadata. */
-function optional(obj: Obj, key: string, path: string, issueOf: (value: unknown) => string | undefined): void {
-  if (obj[key] === undefined) return;
-  const issue = issueOf(obj[key]);
-  if (issue) throw new Issue(`field '${path}${key}' ${issue}`);
-}
-
-function checkMessage(value: unknown, path: string, role?: Message['role']): void {
-  if (!isObj(value)) throw new Issue(`'${path.slice(0, -1) || 'message'}' must be an object, got ${describe(value)}`);
-  const actual = str(value, 'role', path);
-  if (role && actual !== role) throw new Issue(`field '${path}role' must be '${role}', got ${describe(actual)}`);
-  switch (actual) {
-    case 'user':
-      str(value, 'content', path);
-      optional(value, 'parts', path, contentPartsIssue);
-      return;
-    case 'assistant': {
-      str(value, 'content', path);
-      optStr(value, 'reasoning', path);
-      optional(value, 'reasoningParts', path, reasoningPartsIssue);
-      str(value, 'agent', path);
-      const calls = field(value, 'toolCalls', path);
-      if (!Array.isArray(calls)) throw new Issue(`field '${path}toolCalls' must be an array, got ${describe(calls)}`);
-      calls.forEach((call: unknown, i) => {
-        const at = `${path}toolCalls[${i}].`;
-        if (!isObj(call)) throw new Issue(`'${at.slice(0, -1)}' must be an object, got ${describe(call)}`);
-        str(call, 'id', at);
-        str(call, 'name', at);
-        str(call, 'arguments', at);
-        optional(call, 'providerMetadata', at, providerMetadataIssue);
-      });
-      return;
-    }
-    case 'tool':
-      str(value, 'callId', path);
-      str(value, 'name', path);
-      str(value, 'content', path);
-      bool(value, 'isError', path);
-      optional(value, 'parts', path, contentPartsIssue);
-      return;
-    default:
-      throw new Issue(`unknown message role ${describe(actual)}`);
-  }
-}
-
-function optBool(obj: Obj, key: string, path: string): void {
-  if (obj[key] !== undefined) bool(obj, key, path);
-}
-
-function hex64(obj: Obj, key: string, path: string): void {
-  if (!/^[0-9a-f]{64}$/.test(str(obj, key, path))) throw new Issue(`field '${path}${key}' must be 64 lower-case hex digits`);
-}
-
-/** Format 3: an approval may carry the edited arguments it approved, always with their hash. */
-function checkEdits(value: Obj): void {
-  if (value['editedArguments'] === undefined && value['editedArgsHash'] === undefined) return;
-  str(value, 'editedArguments', '');
-  hex64(value, 'editedArgsHash', '');
-  if (value['approved'] !== true) throw new Issue(`field 'editedArguments' is only allowed on an approval (approved: true)`);
-}
-
-function checkEntry(value: unknown): asserts value is CheckpointEntry {
-  if (!isObj(value)) throw new Issue(`an entry must be an object, got ${describe(value)}`);
-  const kind = str(value, 'kind', '');
-  switch (kind) {
-    case 'input': {
-      checkMessage(obj(value, 'message', ''), 'message.', 'user');
-      const source = value['source'];
-      if (source !== undefined && !INPUT_SOURCES.includes(source as string)) throw new Issue(`field 'source' must be one of ${INPUT_SOURCES.join(', ')}, got ${describe(source)}`);
-      optStr(value, 'id', '');
-      return;
-    }
-    case 'reply':
-      count(value, 'turn', '');
-      checkMessage(obj(value, 'message', ''), 'message.', 'assistant');
-      return;
-    case 'result':
-      count(value, 'turn', '');
-      checkMessage(obj(value, 'message', ''), 'message.', 'tool');
-      optBool(value, 'terminate', '');
-      return;
-    case 'turn_end':
-      count(value, 'turn', '');
-      return;
-    case 'handoff':
-      count(value, 'turn', '');
-      str(value, 'from', '');
-      str(value, 'to', '');
-      return;
-    case 'approval_request':
-      count(value, 'turn', '');
-      count(value, 'index', '');
-      str(value, 'callId', '');
-      str(value, 'approvalId', '');
-      str(value, 'tool', '');
-      hex64(value, 'argsHash', '');
-      count(value, 'requestedAt', '');
-      return;
-    case 'approval_decision':
-      str(value, 'approvalId', '');
-      str(value, 'callId', '');
-      hex64(value, 'argsHash', '');
-      bool(value, 'approved', '');
-      optStr(value, 'reason', '');
-      optStr(value, 'by', '');
-      count(value, 'decidedAt', '');
-      checkEdits(value);
-      return;
-    case 'subrun_start':
-    case 'subrun_end':
-      count(value, 'turn', '');
-      count(value, 'index', '');
-      str(value, 'callId', '');
-      str(value, 'runId', '');
-      if (kind === 'subrun_end') {
-        const status = str(value, 'status', '');
-        if (!RUN_STATUSES.includes(status as RunStatus)) throw new Issue(`field 'status' must be one of ${RUN_STATUSES.join(', ')}, got ${describe(status)}`);
-      }
-      return;
-    default:
-      throw new Issue(`unknown entry kind ${describe(kind)}`);
-  }
-}
-
-function checkHeadValue(value: unknown): asserts value is CheckpointHead {
-  if (!isObj(value)) throw new Issue(`the head must be an object, got ${describe(value)}`);
-  str(value, 'agent', '');
-  count(value, 'turn', '');
-  const usage = obj(value, 'usage', '');
-  for (const key of ['inputTokens', 'outputTokens', 'totalTokens', 'requests']) amount(usage, key, 'usage.');
-  const status = str(value, 'status', '');
-  if (!RUN_STATUSES.includes(status as RunStatus)) throw new Issue(`field 'status' must be one of ${RUN_STATUSES.join(', ')}, got ${describe(status)}`);
-  optStr(value, 'output', '');
-  if (value['error'] !== undefined) {
-    const error = obj(value, 'error', '');
-    str(error, 'name', 'error.');
-    str(error, 'message', 'error.');
-  }
 }
 
 /** Runs a check of a stored record; a format issue becomes a "corrupt" UserError naming the record. */

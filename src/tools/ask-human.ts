@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ToolError, UserError } from '../errors.js';
 import { checkAnswer, type HumanAnswer } from '../runtime/humans.js';
-import { CallContext, portOf } from './call-context.js';
+import { portOf } from './call-context.js';
+import { waitForAnswer } from '../waits/wait-for.js';
 import type { RunContext } from './context.js';
 import { tool, type Tool } from './tool.js';
 
@@ -51,7 +52,8 @@ export function askHuman(channelOrOptions?: HumanChannel | AskHumanOptions, mayb
       'Ask the person you work for a question and wait for the answer. Use it when you need a decision or information only they have.',
     parameters,
     parallel: false,
-    timeoutMs: options.timeoutMs,
+    // With a channel the tool's own attempt times out; through the run, the question wait does.
+    ...(channel ? { timeoutMs: options.timeoutMs } : {}),
     execute: async ({ question, options: choices, multiSelect }, ctx) => {
       const asked = { question, ...(choices ? { options: choices } : {}), multiSelect: choices !== undefined && multiSelect === true };
       let answer: HumanAnswer;
@@ -64,9 +66,9 @@ export function askHuman(channelOrOptions?: HumanChannel | AskHumanOptions, mayb
           throw new ToolError(`the human channel's answer does not fit: ${(error as Error).message}`);
         }
       } else {
-        const port = portOf(ctx);
-        if (!port || !(ctx instanceof CallContext)) throw new UserError('askHuman without a channel can only run inside a troupe run.');
-        answer = await port.askHuman(ctx.key, asked, ctx.signal);
+        if (!portOf(ctx)) throw new UserError('askHuman without a channel can only run inside a troupe run.');
+        // The call waits for the answer (a question wait: handle.humans.answer, POST /api/chat/answer, Runner.answer).
+        return waitForAnswer(question, { ...(choices ? { options: choices } : {}), multiSelect: asked.multiSelect }, options.timeoutMs);
       }
       if (Array.isArray(answer)) return answer;
       return answer === '' ? '(no answer)' : answer;

@@ -25,8 +25,6 @@ export interface RunPort {
   progress(key: string, progress: unknown): void;
   /** A message to the run actor (e.g. `handoff.request`). */
   send(event: { type: string; [key: string]: unknown }): void;
-  /** Asks a person through the run tree's question inbox (human_request / human_answer events). */
-  askHuman(key: string, question: { question: string; options?: readonly string[]; multiSelect: boolean }, signal: AbortSignal): Promise<string | readonly string[]>;
   /**
    * Runs `agent` on `input` as a sub-run started by call `key` (a child run actor of `callActor`,
    * with its own run id, the tree's sinks and every ancestor's budget) and resolves with how it

@@ -112,6 +112,10 @@ export function describeEntry(entry: CheckpointEntry): string {
       return `${entry.kind}:${entry.callId}:${entry.runId}${entry.kind === 'subrun_end' ? `:${entry.status}` : ''}`;
     case 'input':
       return `input${entry.source && entry.source !== 'input' ? `:${entry.source}` : ''}`;
+    case 'wait_request':
+      return `wait_request:${entry.callId}:${entry.waitKind}`;
+    case 'wait_resolution':
+      return `wait_resolution:${entry.callId}:${entry.ended}`;
   }
 }
 

@@ -34,19 +34,19 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.exports).toEqual([
       'Agent', 'BudgetExceeded', 'CHECKPOINT_SCHEMA_VERSION', 'ContextOverflowError', 'GuardrailTripped', 'HookError', 'InvalidToolArguments', 'MaxTurnsExceeded',
       'MemoryCheckpointStore', 'MemorySession', 'ModelError', 'OutputValidationError', 'RunCancelled', 'RunHandle', 'RunLocked', 'RunSuspended', 'Runner', 'SESSION_SCHEMA_VERSION',
-      'ScriptExhausted', 'ToolError', 'ToolTimeout', 'TroupeError', 'UserError', 'agentAsTool', 'askHuman', 'checkJsonSchema',
+      'ScriptExhausted', 'ToolError', 'ToolTimeout', 'TroupeError', 'UserError', 'WaitTimeout', 'agentAsTool', 'askHuman', 'checkJsonSchema',
       'decideWorkspacePolicy', 'exportRun', 'getRunMachine', 'handoff', 'isContextOverflow', 'parseRunExport', 'partsText', 'rawTool', 'recallToolResult',
-      'tool', 'toolResult', 'workspaceTools',
+      'tool', 'toolResult', 'waitForEvent', 'waitUntil', 'workspaceTools',
     ]);
     expect(loaded.packages).toEqual(['nanoid', 'xstate', 'zod']);
     expect(loaded.addons).toEqual([]);
     // otel/: the `tracer` run option's code; @opentelemetry/api itself is not loaded.
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'context', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'store', 'tools', 'types.js',
+      'actors', 'agent.js', 'context', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'store', 'tools', 'types.js', 'waits',
     ]);
     // Overflow recognition and usage checks: never the ScriptedModel test double.
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/usage.js']);
-    expect(loaded.files.filter((file) => file.startsWith('store/'))).toEqual(['store/checkpoint-store.js', 'store/format.js', 'store/session.js']);
+    expect(loaded.files.filter((file) => file.startsWith('store/'))).toEqual(['store/checkpoint-store.js', 'store/format.js', 'store/record-checks.js', 'store/session.js']);
   });
 
   it('troupe/testing: the scripted model only', async () => {
@@ -60,8 +60,8 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/sqlite');
     expect(loaded.exports).toEqual(['SqliteCheckpointStore', 'SqliteSession']);
     expect(loaded.files).toEqual([
-      'entry/sqlite.js', 'errors.js', 'message-parts.js', 'store/checkpoint-store.js', 'store/format.js', 'store/session.js',
-      'store/sqlite-checkpoint-store.js', 'store/sqlite-session.js', 'store/sqlite.js',
+      'entry/sqlite.js', 'errors.js', 'message-parts.js', 'store/checkpoint-store.js', 'store/format.js', 'store/record-checks.js', 'store/session.js',
+      'store/sqlite-checkpoint-store.js', 'store/sqlite-session.js', 'store/sqlite.js', 'waits/kinds/records.js',
     ]);
     expect(loaded.packages).toEqual(['better-sqlite3']);
     expect(loaded.addons).toEqual([]);
@@ -74,7 +74,8 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.exports).toEqual(['PostgresCheckpointStore', 'PostgresRunBus', 'PostgresSession', 'RunLocked', 'StoreUnavailable', 'enqueueRun', 'migratePostgres']);
     expect(loaded.files).toEqual([
       'entry/postgres.js', 'errors.js', 'message-parts.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-bus.js', 'store/postgres-checkpoint-store.js', 'store/postgres-layout.js',
-      'store/postgres-listener.js', 'store/postgres-migrate.js', 'store/postgres-queue.js', 'store/postgres-session.js', 'store/postgres.js', 'store/session.js',
+      'store/postgres-listener.js', 'store/postgres-migrate.js', 'store/postgres-queue.js', 'store/postgres-session.js', 'store/postgres.js', 'store/record-checks.js', 'store/session.js',
+      'waits/kinds/records.js',
     ]);
     // pgpass and split2 load when a connection opens.
     expect(loaded.packages).toEqual(['pg', 'pg-connection-string', 'pg-int8', 'pg-pool', 'pg-protocol', 'pg-types', 'postgres-array', 'postgres-bytea', 'postgres-date', 'postgres-interval', 'xtend']);
@@ -91,7 +92,7 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.addons).toEqual([]);
     // No cli/ and no model: startDemoServer loads the scripted demo when called (models/ holds only the model turn's checks).
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'server', 'tools', 'types.js', 'worker',
+      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'server', 'tools', 'types.js', 'waits', 'worker',
     ]);
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/usage.js']);
     // The worker loop, without pg: the store and bus it is given bring that (troupe/postgres).

@@ -67,7 +67,7 @@ export interface ModelContext {
   turnSaved: boolean;
   /**
    * The current call's approval wait is open: 'opening' during the step that entered the wait
-   * (only its `approval.opened` sees it open), true from the next step until it is decided.
+   * (only its `wait.opened` sees it open), true from the next step until it is decided.
    */
   waitOpen: boolean | 'opening';
   /** The caller asked the run to park at its next wait (handle.suspend()). */
@@ -211,7 +211,7 @@ function admitCalls(c: ModelContext): Raised[] {
       c.log.push(`approval_required:${slot.id}`);
       c.waitOpen = 'opening';
       // The wait opens once its predicate answered: the run is told after it entered approvalWait.
-      return [...verdict('approval'), { type: 'approval.opened' }];
+      return [...verdict('approval'), { type: 'wait.opened' }];
     }
     if (runsAlone(slot.kind)) {
       claim(c, slot);
@@ -285,7 +285,7 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
   parkNow: ({ context, event }) =>
     profile(context).checkpoint === true &&
     (profile(context).suspendOnWait === true || context.suspendRequested) &&
-    (context.waitOpen === true || (context.waitOpen === 'opening' && event.type === 'approval.opened')) &&
+    (context.waitOpen === true || (context.waitOpen === 'opening' && event.type === 'wait.opened')) &&
     !context.slots.some((s) => s.state === 'dispatched'),
 };
 

@@ -162,10 +162,10 @@ describe('inspection feed: zero cost when nobody watches', () => {
     expect(server.feed.isInspecting(runId)).toBe(true);
     await inspector.until((frames) => frames.some((f) => JSON.parse(f.data).kind === 'snapshot'));
     const actors = ofKind(inspector.records(), 'actor') as ActorRecord[];
-    // No call has run yet, so the run has no executor: the run and its approval wait.
+    // No call has run yet, so the run has no executor: the run and its approval wait (a wait machine).
     expect(actors.map((a) => [a.actorId, a.logic, a.bootstrap])).toEqual([
       [runId, 'run', true],
-      ['approval', 'promise', true],
+      ['approval', 'wait', true],
     ]);
     const rootSnap = (ofKind(inspector.records(), 'snapshot') as SnapshotRecord[]).find((s) => s.sessionId === actors[0]!.sessionId)!;
     expect(rootSnap).toMatchObject({ eventType: 'bootstrap', status: 'active' });

@@ -21,6 +21,12 @@ export const EVERY_KIND: readonly CheckpointEntry[] = [
   { kind: 'approval_request', turn: 1, index: 0, callId: 'c1', approvalId: 'r1:1.0', tool: 'pay', argsHash: HASH, requestedAt: 5 },
   { kind: 'approval_decision', approvalId: 'r1:1.0', callId: 'c1', argsHash: HASH, approved: false, reason: 'no', by: 'ana', decidedAt: 6 },
   { kind: 'approval_decision', approvalId: 'r1:1.0', callId: 'c1', argsHash: HASH, approved: true, editedArguments: '{"n":2}', editedArgsHash: HASH, by: 'ana', decidedAt: 7 },
+  { kind: 'wait_request', waitId: 'r1:1.0', waitKind: 'event', turn: 1, index: 0, callId: 'c1', tool: 'pay', detail: { name: 'paid' }, requestedAt: 8, deadline: 60_008 },
+  { kind: 'wait_resolution', waitId: 'r1:1.0', waitKind: 'event', callId: 'c1', ended: 'resolved', resolution: { amount: 5 }, by: 'signal', resolvedAt: 9 },
+  { kind: 'wait_request', waitId: 'r1:1.1', waitKind: 'question', turn: 1, index: 1, callId: 'c2', tool: 'ask_human', detail: { question: 'Which?', options: ['a', 'b'], multiSelect: false }, requestedAt: 10 },
+  { kind: 'wait_resolution', waitId: 'r1:1.1', waitKind: 'question', callId: 'c2', ended: 'timedOut', resolvedAt: 11 },
+  { kind: 'wait_request', waitId: 'r1:1.2', waitKind: 'timer', turn: 1, index: 2, callId: 'c3', tool: 'sleep', detail: { until: 99 }, requestedAt: 12, deadline: 99 },
+  { kind: 'wait_resolution', waitId: 'r1:1.2', waitKind: 'timer', callId: 'c3', ended: 'resolved', resolution: { at: 99 }, by: 'clock', resolvedAt: 99 },
   { kind: 'subrun_start', turn: 1, index: 0, callId: 'c1', runId: 'r1/1.0' },
   { kind: 'subrun_end', turn: 1, index: 0, callId: 'c1', runId: 'r1/1.0', status: 'suspended' },
   { kind: 'result', turn: 1, message: { role: 'tool', callId: 'c1', name: 'pay', content: 'x', isError: true }, terminate: true },
@@ -37,6 +43,10 @@ const MALFORMED: ReadonlyArray<[string, unknown, string]> = [
   ['approval_decision edits without their hash', { kind: 'approval_decision', approvalId: 'x', callId: 'c', argsHash: HASH, approved: true, editedArguments: '{}', decidedAt: 1 }, "missing field 'editedArgsHash'"],
   ['approval_decision edits on a denial', { kind: 'approval_decision', approvalId: 'x', callId: 'c', argsHash: HASH, approved: false, editedArguments: '{}', editedArgsHash: HASH, decidedAt: 1 }, "field 'editedArguments' is only allowed on an approval (approved: true)"],
   ['approval_decision edits that are not text', { kind: 'approval_decision', approvalId: 'x', callId: 'c', argsHash: HASH, approved: true, editedArguments: { n: 1 }, editedArgsHash: HASH, decidedAt: 1 }, "field 'editedArguments' must be a string, got an object"],
+  ['wait_request of an unknown kind', { kind: 'wait_request', waitId: 'w', waitKind: 'poll', turn: 1, index: 0, callId: 'c', tool: 't', detail: {}, requestedAt: 1 }, "field 'waitKind' must be one of question, event, timer, got \"poll\""],
+  ['wait_request without its event name', { kind: 'wait_request', waitId: 'w', waitKind: 'event', turn: 1, index: 0, callId: 'c', tool: 't', detail: {}, requestedAt: 1 }, "field 'detail' needs a non-empty string 'name'"],
+  ['wait_resolution of a question that is not an answer', { kind: 'wait_resolution', waitId: 'w', waitKind: 'question', callId: 'c', ended: 'resolved', resolution: 5, resolvedAt: 1 }, "field 'resolution' must be a string or an array of strings"],
+  ['wait_resolution that neither resolved nor timed out', { kind: 'wait_resolution', waitId: 'w', waitKind: 'timer', callId: 'c', ended: 'maybe', resolvedAt: 1 }, "field 'ended' must be resolved or timedOut, got \"maybe\""],
   ['subrun_start', { kind: 'subrun_start', turn: 1, index: -1, callId: 'c', runId: 'r/1.0' }, "field 'index' must be a non-negative integer, got -1"],
   ['subrun_end', { kind: 'subrun_end', turn: 1, index: 0, callId: 'c', runId: 'r/1.0', status: 'done' }, "field 'status' must be one of running, suspended, completed, failed, interrupted, got \"done\""],
   ['result terminate', { kind: 'result', turn: 1, message: { role: 'tool', callId: 'c', name: 'n', content: 'x', isError: false }, terminate: 1 }, "field 'terminate' must be a boolean, got 1"],
@@ -62,7 +72,7 @@ export function checkpointStoreContract(harness: Harness): void {
       expect(await store.load('r1')).toEqual({
         entries: [input('hello'), reply(1, ['c1', 'c2']), result(1, 'c2'), result(1, 'c1'), turnEnd(1)],
         head: { agent: 'a', turn: 1, usage: usage(3), status: 'completed', output: 'done' },
-        schemaVersion: 3,
+        schemaVersion: 4,
       });
     });
 
@@ -71,9 +81,9 @@ export function checkpointStoreContract(harness: Harness): void {
       await store.append('r1', [input()], head());
       const error = { name: 'BudgetExceeded', message: 'tool call count 3 exceeds budget 2' };
       await store.append('r1', [], head({ status: 'failed', error }));
-      expect(await store.load('r1')).toEqual({ entries: [input()], head: head({ status: 'failed', error }), schemaVersion: 3 });
+      expect(await store.load('r1')).toEqual({ entries: [input()], head: head({ status: 'failed', error }), schemaVersion: 4 });
       await store.append('r2', [], head());
-      expect(await store.load('r2')).toEqual({ entries: [], head: head(), schemaVersion: 3 });
+      expect(await store.load('r2')).toEqual({ entries: [], head: head(), schemaVersion: 4 });
     });
 
     it('keeps runs apart and drops optional head fields a later head does not carry', async () => {
@@ -81,8 +91,8 @@ export function checkpointStoreContract(harness: Harness): void {
       await store.append('r1', [input('one')], head({ agent: 'x', output: 'old', error: { name: 'E', message: 'm' } }));
       await store.append('r2', [input('two')], head({ agent: 'y' }));
       await store.append('r1', [reply(1)], head({ agent: 'x', turn: 1 }));
-      expect(await store.load('r1')).toEqual({ entries: [input('one'), reply(1)], head: head({ agent: 'x', turn: 1 }), schemaVersion: 3 });
-      expect(await store.load('r2')).toEqual({ entries: [input('two')], head: head({ agent: 'y' }), schemaVersion: 3 });
+      expect(await store.load('r1')).toEqual({ entries: [input('one'), reply(1)], head: head({ agent: 'x', turn: 1 }), schemaVersion: 4 });
+      expect(await store.load('r2')).toEqual({ entries: [input('two')], head: head({ agent: 'y' }), schemaVersion: 4 });
     });
 
     it('returns a copy of the entry list: changing it does not change the store', async () => {
@@ -118,10 +128,10 @@ export function checkpointStoreContract(harness: Harness): void {
       clock.set(104);
       await store.append('d', [], head({ status: 'suspended' }));
       expect(await store.list()).toEqual([
-        { runId: 'b', schemaVersion: 3, head: head({ turn: 1, status: 'completed', output: 'ok' }), entries: 3, createdAt: 100, updatedAt: 102 },
-        { runId: 'a', schemaVersion: 3, head: head(), entries: 1, createdAt: 101, updatedAt: 101 },
-        { runId: 'c', schemaVersion: 3, head: head({ status: 'interrupted' }), entries: 0, createdAt: 103, updatedAt: 103 },
-        { runId: 'd', schemaVersion: 3, head: head({ status: 'suspended' }), entries: 0, createdAt: 104, updatedAt: 104 },
+        { runId: 'b', schemaVersion: 4, head: head({ turn: 1, status: 'completed', output: 'ok' }), entries: 3, createdAt: 100, updatedAt: 102 },
+        { runId: 'a', schemaVersion: 4, head: head(), entries: 1, createdAt: 101, updatedAt: 101 },
+        { runId: 'c', schemaVersion: 4, head: head({ status: 'interrupted' }), entries: 0, createdAt: 103, updatedAt: 103 },
+        { runId: 'd', schemaVersion: 4, head: head({ status: 'suspended' }), entries: 0, createdAt: 104, updatedAt: 104 },
       ]);
       expect((await store.list({ status: 'running' })).map((r) => r.runId)).toEqual(['a']);
       expect((await store.list({ status: 'suspended' })).map((r) => r.runId)).toEqual(['d']);
@@ -164,14 +174,14 @@ export function checkpointStoreContract(harness: Harness): void {
       ];
       for (const [entries, h, message] of refusals) await expectRejects(() => store.append('r1', entries, h), UserError, `Cannot append to run 'r1': ${message}`);
       await expectRejects(() => store.append('', [input()], head()), UserError, 'A run id must be a non-empty string, got "".');
-      expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 3 });
+      expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 4 });
     });
 
     it('round-trips every entry kind and a suspended head exactly, extra fields included', async () => {
       const store = await fresh();
       await store.append('r1', EVERY_KIND.slice(0, 4), head({ turn: 1, status: 'suspended' }));
       await store.append('r1', EVERY_KIND.slice(4), head({ turn: 1, agent: 'b', status: 'suspended' }));
-      expect(await store.load('r1')).toEqual({ entries: EVERY_KIND, head: head({ turn: 1, agent: 'b', status: 'suspended' }), schemaVersion: 3 });
+      expect(await store.load('r1')).toEqual({ entries: EVERY_KIND, head: head({ turn: 1, agent: 'b', status: 'suspended' }), schemaVersion: 4 });
       expect(JSON.stringify((await store.load('r1'))!.entries)).toBe(JSON.stringify(EVERY_KIND));
     });
 
@@ -179,7 +189,7 @@ export function checkpointStoreContract(harness: Harness): void {
       const store = await fresh();
       await store.append('r1', [input()], head());
       await expectRejects(() => store.append('r1', [turnEnd(1), entry as CheckpointEntry], head({ turn: 1 })), UserError, `Cannot append to run 'r1': entry 2 of this append is invalid: ${issue}.`);
-      expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 3 });
+      expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 4 });
     });
 
     leaseContract(harness);

@@ -15,8 +15,9 @@ import { SqliteSession } from '../../src/store/sqlite-session.js';
 import { completedRun, failedRun, interruptedRun, sessionRuns, summaries } from '../fixtures/store-v1.data.js';
 import { suspendedRun } from '../fixtures/store-v2.data.js';
 import { editedRun } from '../fixtures/store-v3.data.js';
+import { REPORT_UNTIL, waitingRun } from '../fixtures/store-v4.data.js';
 import { z } from 'zod';
-import { Agent, Runner, tool } from '../../src/index.js';
+import { Agent, Runner, tool, type RunEvent } from '../../src/index.js';
 import { ScriptedModel, text } from '../../src/entry/testing.js';
 import { expectUserError, head, input, raw, turnEnd, useTempDir } from './store-helpers.js';
 
@@ -164,7 +165,8 @@ describe('version 3 fixtures', () => {
     expect(parsed).toEqual({ format: 'troupe.checkpoint', schemaVersion: 3, runId: editedRun.runId, head: editedRun.head, entries: editedRun.entries });
     const store = new MemoryCheckpointStore();
     store.append(parsed.runId, parsed.entries, parsed.head);
-    expect(`${JSON.stringify(exportRun(parsed.runId, store.load(parsed.runId)!), null, 2)}\n`).toBe(text);
+    // Appending writes the current version; everything else is byte for byte.
+    expect(`${JSON.stringify(exportRun(parsed.runId, store.load(parsed.runId)!), null, 2)}\n`).toBe(text.replace('"schemaVersion": 3,', `"schemaVersion": ${CHECKPOINT_SCHEMA_VERSION},`));
   });
 
   it('resuming the stored run runs the approved edited arguments, not the model\'s', async () => {
@@ -176,6 +178,51 @@ describe('version 3 fixtures', () => {
     expect(result.output).toBe('cleaned');
     expect(ran).toEqual(['ls']);
     expect(model.requests[0]!.messages.at(-1)).toEqual({ role: 'tool', callId: 'x1', name: 'shell', content: 'ran ls', isError: false });
+    store.close();
+  });
+});
+
+describe('version 4 fixtures', () => {
+  /** A private copy of store-v4.sqlite. */
+  function copyV4(): string {
+    const path = join(tempDir(), 'store-v4.sqlite');
+    copyFileSync(join(fixtures, 'store-v4.sqlite'), path);
+    return path;
+  }
+
+  it('are the committed files, unchanged and without WAL side files', () => {
+    const sha = createHash('sha256').update(readFileSync(join(fixtures, 'store-v4.sqlite'))).digest('hex');
+    expect(sha).toBe('ed7807f1a13a15a4ea02a2283691c4df86f9732fb80d6ef8c3a4f65bcee11234');
+    expect(readdirSync(fixtures).filter((name) => name.startsWith('store-v4.sqlite'))).toEqual(['store-v4.sqlite']);
+    expect(readdirSync(join(fixtures, 'checkpoint-v4'))).toEqual(['run-waiting.json']);
+  });
+
+  it('store-v4.sqlite loads the parked run with its calls\' waits exactly', () => {
+    const store = new SqliteCheckpointStore(copyV4());
+    expect(store.load(waitingRun.runId)).toEqual({ entries: waitingRun.entries, head: waitingRun.head, schemaVersion: 4 });
+    store.close();
+  });
+
+  it('checkpoint-v4/run-waiting.json parses exactly and imports byte for byte', () => {
+    const text = readFileSync(join(fixtures, 'checkpoint-v4', 'run-waiting.json'), 'utf8');
+    const parsed = parseRunExport(text, 'run-waiting.json');
+    expect(parsed).toEqual({ format: 'troupe.checkpoint', schemaVersion: 4, runId: waitingRun.runId, head: waitingRun.head, entries: waitingRun.entries });
+    const store = new MemoryCheckpointStore();
+    store.append(parsed.runId, parsed.entries, parsed.head);
+    expect(`${JSON.stringify(exportRun(parsed.runId, store.load(parsed.runId)!), null, 2)}\n`).toBe(text.replace('"schemaVersion": 4,', `"schemaVersion": ${CHECKPOINT_SCHEMA_VERSION},`));
+  });
+
+  it('resumed, the paid call gets its delivered payload and the report waits for its time again; no tool runs again', async () => {
+    const store = new SqliteCheckpointStore(copyV4());
+    const ran: string[] = [];
+    const pay = tool({ name: 'pay', description: 'd', parameters: z.object({ order: z.string() }), execute: () => (ran.push('pay'), 'unexpected') });
+    const report = tool({ name: 'report', description: 'd', parameters: z.object({}), execute: () => (ran.push('report'), 'unexpected') });
+    const handle = Runner.resume(new Agent({ name: 'planner', model: new ScriptedModel([text('all done')]), tools: [pay, report] }), { store, runId: waitingRun.runId, suspendOnWait: true });
+    const events: RunEvent[] = [];
+    for await (const event of handle) events.push(event);
+    expect(ran).toEqual([]);
+    expect(events.filter((e) => e.type === 'tool_call_completed').map((e) => [(e as { call: { id: string } }).call.id, (e as { output: string }).output])).toEqual([['p1', '{"amount":1200,"currency":"EUR"}']]);
+    expect(events.at(-1)).toMatchObject({ type: 'run_suspended', waits: [{ waitId: 'run-waiting:2.1', kind: 'timer', deadline: REPORT_UNTIL }] });
     store.close();
   });
 });

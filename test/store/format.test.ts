@@ -6,15 +6,15 @@ import { expectUserError, head, input, reply, result, turnEnd } from './store-he
 
 const doc = () => ({
   format: 'troupe.checkpoint',
-  schemaVersion: 3,
+  schemaVersion: 4,
   runId: 'r1',
   head: head({ turn: 1, status: 'completed', output: 'ok' }),
   entries: [input(), reply(1, ['c1']), result(1, 'c1'), turnEnd(1)] as unknown[],
 });
 
 describe('record format versions', () => {
-  it('are 3 for checkpoints (edited approvals) and 1 for sessions', () => {
-    expect(CHECKPOINT_SCHEMA_VERSION).toBe(3);
+  it('are 4 for checkpoints (the waits of calls) and 1 for sessions', () => {
+    expect(CHECKPOINT_SCHEMA_VERSION).toBe(4);
     expect(SESSION_SCHEMA_VERSION).toBe(1);
   });
 });
@@ -53,8 +53,8 @@ describe('JSON export', () => {
 
   it('refuses a newer schemaVersion with an upgrade hint', () => {
     expectUserError(
-      () => parseRunExport({ ...doc(), schemaVersion: 4 }, 'backup.json'),
-      'backup.json uses checkpoint schemaVersion 4, but this version of troupe reads only up to 3; upgrade troupe to load it.',
+      () => parseRunExport({ ...doc(), schemaVersion: 5 }, 'backup.json'),
+      'backup.json uses checkpoint schemaVersion 5, but this version of troupe reads only up to 4; upgrade troupe to load it.',
     );
   });
 

@@ -105,7 +105,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgreSQL stores: unavailable dat
     } finally {
       await blocker.end();
     }
-    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 3 });
+    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 4 });
     await store.append('r1', [reply(1)], head({ turn: 1 }));
     expect((await store.load('r1'))?.entries).toEqual([input(), reply(1)]);
   });
@@ -133,7 +133,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgreSQL stores: unavailable dat
       CREATE TRIGGER boom BEFORE INSERT ON "${schema}".troupe_entries FOR EACH ROW EXECUTE FUNCTION "${schema}".boom();`);
     const error = await rejection(store.append('r1', [reply(1, ['c1']), result(1, 'c1')], head({ turn: 1 })));
     expect([error instanceof pg.DatabaseError, (error as Error).message]).toEqual([true, 'disk says no']);
-    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 3 });
+    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 4 });
     await store.append('r1', [reply(1)], head({ turn: 1 }));
     expect((await store.load('r1'))?.entries).toEqual([input(), reply(1)]);
   });
