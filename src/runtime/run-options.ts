@@ -176,13 +176,19 @@ export interface CheckpointOptions {
    * and refuses with a UserError when there is none. A refusal writes nothing.
    */
   readonly ifRunExists?: 'resume' | 'restart' | 'fail' | 'resume_only';
-  /** Lease owner (default: process id plus a nonce, one per run handle; a tree's sub-runs share it). */
+  /**
+   * Lease owner (default: this process's identity plus a nonce, one per run handle, see
+   * `leaseOwner`; a tree's sub-runs share it). A custom owner string can never be proved
+   * dead, so after a crash its lease is waited for (`claimWaitMs`), not taken over.
+   */
   readonly owner?: string;
-  /** Lease time in ms (default 30,000), renewed every third of it. A crashed owner's runs can be taken over after it. */
+  /** Lease time in ms (default 30,000), renewed every third of it. Another process may take the run once it expires. */
   readonly leaseMs?: number;
   /**
-   * How long to wait for another owner's lease to run out before failing with RunLocked
-   * (default 0). Set it when restarting after a crash, so the dead process's lease expires.
+   * How long the claim waits for another owner's lease to run out before failing with
+   * RunLocked (default 0: at once). An owner that provably died on this machine is taken
+   * over at once without waiting; any other holder (another machine, a live or paused
+   * process) is waited for, said by a `lease_waiting` event and a log line on stderr.
    */
   readonly claimWaitMs?: number;
   /**

@@ -306,6 +306,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
       leaseMs: checkpoint.leaseMs ?? DEFAULT_LEASE_MS,
       ...(checkpoint.claimWaitMs !== undefined ? { claimWaitMs: checkpoint.claimWaitMs } : {}),
       onSaved: (entries) => state.sink({ type: 'checkpoint_saved', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, entries }),
+      onWaiting: (held) => state.sink({ type: 'lease_waiting', runId: state.runId, path: state.path, agent: state.agent.name, ...held }),
       onFailed: (error) => {
         if (self.getSnapshot().status === 'active') self.send({ type: 'log.failed', error });
       },

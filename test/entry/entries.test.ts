@@ -46,7 +46,8 @@ describe('package entry points (built dist, plain node)', () => {
     ]);
     // The deprecated step builders (data helpers), overflow recognition and usage checks: never the ScriptedModel test double.
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/script-steps.js', 'models/usage.js']);
-    expect(loaded.files.filter((file) => file.startsWith('store/'))).toEqual(['store/checkpoint-store.js', 'store/format.js', 'store/session.js']);
+    // Lease claims (claim-lease, lease-owner: node:fs reads of /proc) come with durable runs.
+    expect(loaded.files.filter((file) => file.startsWith('store/'))).toEqual(['store/checkpoint-store.js', 'store/claim-lease.js', 'store/format.js', 'store/lease-owner.js', 'store/session.js']);
   });
 
   it('troupe/testing: the scripted model only', async () => {
@@ -91,7 +92,7 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.addons).toEqual([]);
     // No cli/ and no model: startDemoServer loads the scripted demo when called (models/ holds only the model turn's checks).
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'server', 'tools', 'types.js', 'worker',
+      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'server', 'store', 'tools', 'types.js', 'worker',
     ]);
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/usage.js']);
     // The worker loop, without pg: the store and bus it is given bring that (troupe/postgres).
