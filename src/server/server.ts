@@ -6,14 +6,14 @@ import { InspectionFeed, type InspectMode } from '../inspect/feed.js';
 import type { RunOptions } from '../runtime/run-options.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { ContentPart } from '../message-parts.js';
-import { decideStoredApproval, recoverStoredRuns, type RecoveryHost } from './run-recovery.js';
+import { awaitRestoredApproval, decideStoredApproval, recoverStoredRuns, type RecoveryHost } from './run-recovery.js';
 import { serveRunAction } from './run-action-routes.js';
 import { HttpError, SseStream, allowedHostSet, answerClientError, checkBearer, hostAllowed, parseJsonObject, readBody, sendError, sendJson, timeoutSettings } from './http.js';
 import { findApproval } from './find-approval.js';
 import { checkEditedArgs, parseApproveBody } from './approve-body.js';
 import { agentGraph } from '../inspect/topology.js';
 import { getRunMachine } from '../runtime/run-machine.js';
-import { listRuns, parseRunQuery, storedRunDetail, storedRunView } from './run-index.js';
+import { leaseWaitFields, listRuns, parseRunQuery, storedRunDetail, storedRunView } from './run-index.js';
 import { RunRegistry } from './run-registry.js';
 import { ServerRun } from './runs.js';
 import { findInspectorDir, serveStatic } from './static.js';
@@ -184,8 +184,11 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         store: options.checkpointStore,
         agents,
         isLive: (runId) => registry.get(runId)?.finished === false,
-        resume: (runId, agentName, agent) =>
-          registry.add(new ServerRun({ agentName, agent, input: '', resumeId: runId, runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, maxEventBytes, checkpointStore: options.checkpointStore!, ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) })),
+        resume: (runId, agentName, agent) => {
+          const run = new ServerRun({ agentName, agent, input: '', resumeId: runId, runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, maxEventBytes, checkpointStore: options.checkpointStore!, ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) });
+          registry.add(run);
+          return run;
+        },
       }
     : undefined;
 
@@ -223,7 +226,16 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         const body = parseApproveBody(await readBody(req, maxBodyBytes), req, MAX_REASON_CHARS);
         const stored = await decideStoredApproval(recovery, body);
         if (stored) return sendJson(res, 200, stored);
-        const { run, approval } = findApproval(registry.active(), body);
+        let found;
+        try {
+          found = findApproval(registry.active(), body);
+        } catch (error) {
+          // A run resumed here that has not reopened it yet (restoring, or waiting for a lease): wait for it, or 409 run_locked.
+          if (!(error instanceof HttpError) || error.code !== 'approval_not_found') throw error;
+          await awaitRestoredApproval(recovery, (id) => registry.get(id), body, error);
+          found = findApproval(registry.active(), body);
+        }
+        const { run, approval } = found;
         if (body.args !== undefined) checkEditedArgs(run.agent, approval.agent, approval.tool, body.args);
         if (!run.decide(approval.approvalId, body.approve, body.reason, body.args)) {
           // Decided by someone else between the lookup and now.
@@ -281,7 +293,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
       const stored = runStore ? await storedRunView(runStore, id) : undefined;
       if (run) {
         const { dropped } = run;
-        return sendJson(res, 200, { ...run.summary(), source: 'live', droppedEvents: dropped.count, droppedEventBytes: dropped.bytes, eventBytes: run.eventBytes, eventLog: run.events, ...(stored ? { log: stored } : {}) });
+        return sendJson(res, 200, { ...run.summary(), ...(runStore ? await leaseWaitFields(run, runStore) : {}), source: 'live', droppedEvents: dropped.count, droppedEventBytes: dropped.bytes, eventBytes: run.eventBytes, eventLog: run.events, ...(stored ? { log: stored } : {}) });
       }
       if (!stored) throw new HttpError(404, 'run_not_found', `No run '${id}'.`);
       const listed = (await Promise.resolve(runStore?.list?.()).catch(() => undefined))?.find((summary) => summary.runId === id);

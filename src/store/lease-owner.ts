@@ -71,21 +71,30 @@ export function parseOwner(owner: string): OwnerIdentity | undefined {
 }
 
 /**
- * Whether `owner`'s process provably no longer exists: it ran on this machine, in this boot
- * and pid namespace, and its pid is gone, a zombie, or now belongs to a process that
- * started at another time. False whenever that cannot be known (another machine, an owner
- * string without an identity, an unreadable `/proc`): the caller must then wait for the lease.
+ * What this process can prove about `owner`'s process:
+ * - `gone`: it ran on this machine, in this boot and pid namespace, and its pid is gone, a
+ *   zombie, or now belongs to a process that started at another time;
+ * - `alive`: it runs on this machine now (it may still be paused);
+ * - `unknown`: another machine, an owner string without an identity, an unreadable `/proc`.
+ */
+export function ownerProcessState(owner: string): 'gone' | 'alive' | 'unknown' {
+  const identity = parseOwner(owner);
+  if (!identity?.hostKey || identity.startTime === undefined) return 'unknown';
+  const here = thisProcess();
+  if (!here.hostKey || identity.hostKey !== here.hostKey) return 'unknown';
+  if (identity.pid === process.pid) return identity.startTime === here.startTime ? 'alive' : 'gone';
+  const found = processStart(identity.pid);
+  if (found === 'gone') return 'gone';
+  if (found.startTime === undefined) return 'unknown';
+  return found.startTime !== identity.startTime || found.zombie ? 'gone' : 'alive';
+}
+
+/**
+ * Whether `owner`'s process provably no longer exists (`ownerProcessState` is `gone`). False
+ * whenever that cannot be known: the caller must then wait for the lease.
  */
 export function ownerProcessGone(owner: string): boolean {
-  const identity = parseOwner(owner);
-  if (!identity?.hostKey || identity.startTime === undefined) return false;
-  const here = thisProcess();
-  if (!here.hostKey || identity.hostKey !== here.hostKey) return false;
-  if (identity.pid === process.pid) return identity.startTime !== here.startTime;
-  const found = processStart(identity.pid);
-  if (found === 'gone') return true;
-  if (found.startTime === undefined) return false;
-  return found.startTime !== identity.startTime || found.zombie;
+  return ownerProcessState(owner) === 'gone';
 }
 
 /** `/proc/<pid>/stat`: the start time (field 22) and whether the process is a zombie; `gone` when there is no such process. */

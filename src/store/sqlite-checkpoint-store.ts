@@ -17,6 +17,7 @@ import {
   type CheckpointStore,
   type ListRunsOptions,
   type RunSummary,
+  type StoredRun,
 } from './checkpoint-store.js';
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
 import type { Component, SqliteStoreOptions } from './sqlite-options.js';
@@ -192,7 +193,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     this.statements!.releaseLease.run(runId, owner);
   }
 
-  load(runId: string): { entries: readonly CheckpointEntry[]; head: CheckpointHead; schemaVersion: number } | undefined {
+  load(runId: string): StoredRun | undefined {
     const db = this.prepare(false);
     if (!db) return undefined;
     const s = this.statements!;

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { leaseOwner, ownerProcessGone, parseOwner } from '../../src/store/lease-owner.js';
+import { leaseOwner, ownerProcessGone, ownerProcessState, parseOwner } from '../../src/store/lease-owner.js';
 
 const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
 const pidNamespace = /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))![1]!;
@@ -40,10 +40,10 @@ describe('lease owners', () => {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     const pid = child.pid!;
     const owner = ownerOf(pid, stat(pid).start);
-    expect(ownerProcessGone(owner)).toBe(false);
+    expect([ownerProcessGone(owner), ownerProcessState(owner)]).toEqual([false, 'alive']);
     child.kill('SIGKILL');
     await exited;
-    expect(ownerProcessGone(owner)).toBe(true);
+    expect([ownerProcessGone(owner), ownerProcessState(owner)]).toEqual([true, 'gone']);
   });
 
   it('a zombie (exited, not yet reaped by its parent) is gone', async () => {
@@ -69,6 +69,8 @@ describe('lease owners', () => {
     expect(ownerProcessGone(ownerOf(missing, '1', `${bootId}/1`))).toBe(false);
     expect(ownerProcessGone(`pid ${missing} on ${hostname()} #abcdEF12`)).toBe(false);
     expect(ownerProcessGone(`pid ${missing}/abcdEF12`)).toBe(false);
+    expect(ownerProcessState(`pid ${missing}/abcdEF12`)).toBe('unknown');
+    expect(ownerProcessState(ownerOf(missing, '1', `${bootId}/1`))).toBe('unknown');
     expect(ownerProcessGone('worker-7')).toBe(false);
     expect(parseOwner('worker-7')).toBeUndefined();
   });
