@@ -151,7 +151,7 @@ describe('run option validation', () => {
   const agent = () => new Agent({ name: 'x', model: new ScriptedModel([text('hi')]) });
   it.each([
     [{ maxTurns: 0 }, 'maxTurns must be a positive integer, got 0.'],
-    [{ budget: { maxToolCall: 3 } }, "Unknown budget field 'maxToolCall'; expected one of maxInputTokens, maxOutputTokens, maxTotalTokens, maxToolCalls, maxDurationMs."],
+    [{ budget: { maxToolCall: 3 } }, "Unknown budget field 'maxToolCall'; did you mean 'maxToolCalls'? Expected one of maxInputTokens, maxOutputTokens, maxTotalTokens, maxToolCalls, maxDurationMs."],
     [{ budget: { maxToolCalls: -1 } }, "Budget field 'maxToolCalls' must be a non-negative number, got -1."],
     [{ approvalTimeoutMs: Number.NaN }, 'approvalTimeoutMs must be a non-negative number, got NaN.'],
   ])('rejects %j with a UserError as run_started → run_failed', async (options, message) => {

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { Agent } from '../agent.js';
 import { RunCancelled, ToolError, UserError } from '../errors.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
+import { checkBudget } from '../runtime/budget-options.js';
 import { runSubRun } from '../actors/tool-call.js';
 import type { RunInput } from '../runtime/run-state.js';
 import { errorText } from '../tools/render.js';
@@ -20,6 +22,8 @@ export interface AgentToolOptions {
   budget?: Budget;
 }
 
+const AGENT_TOOL_KEYS = optionKeys<AgentToolOptions>({ name: true, description: true, maxTurns: true, budget: true });
+
 const agentToolParameters = z.object({ input: z.string().describe('The request for the agent.') });
 
 /**
@@ -28,6 +32,9 @@ const agentToolParameters = z.object({ input: z.string().describe('The request f
  * failures (turn limit, its own budget, model errors) come back as a tool error.
  */
 export function agentAsTool(agent: Agent, options: AgentToolOptions = {}): Tool {
+  checkOptionKeys(options, AGENT_TOOL_KEYS, 'asTool');
+  if (options.maxTurns !== undefined && !(Number.isInteger(options.maxTurns) && options.maxTurns >= 1)) throw new UserError(`asTool: maxTurns must be a positive integer, got ${String(options.maxTurns)}.`);
+  if (options.budget !== undefined) checkBudget(options.budget);
   const built = tool({
     name: options.name ?? agentToolName(agent.name),
     description: options.description ?? `Ask the ${agent.name} agent. Give it the whole request in 'input'.`,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Agent } from '../agent.js';
 import { UserError } from '../errors.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
 import type { HandoffInputFilter } from '../runtime/run-state.js';
 import { portOf } from '../tools/call-context.js';
 import type { RunContext } from '../tools/context.js';
@@ -17,6 +18,8 @@ export interface HandoffOptions<Deps = any> {
   inputFilter?: HandoffInputFilter;
 }
 
+const HANDOFF_KEYS = optionKeys<HandoffOptions>({ name: true, description: true, onHandoff: true, inputFilter: true });
+
 const handoffParameters = z.object({
   reason: z.string().optional().describe('Why the conversation is being transferred (optional).'),
 });
@@ -26,6 +29,7 @@ const handoffParameters = z.object({
  * only the first one of a turn takes effect; the switch happens when the turn ends.
  */
 export function handoff<Deps = any>(target: Agent<Deps>, options: HandoffOptions<Deps> = {}): Tool<Deps> {
+  checkOptionKeys(options, HANDOFF_KEYS, 'handoff');
   const base = tool({
     name: options.name ?? handoffToolName(target.name),
     description: options.description ?? `Transfer the conversation to the ${target.name} agent.`,

@@ -1,5 +1,5 @@
 import type { AnyActorLogic, AnyActorRef } from 'xstate';
-import type { Agent } from '../agent.js';
+import { checkAgentGraph, type Agent } from '../agent.js';
 import type { CallJob } from '../actors/call-pipeline.js';
 import type { ModelTurnInput } from '../actors/model-turn.js';
 import { asError } from '../errors.js';
@@ -314,6 +314,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
   }
   try {
     validateRunOptions(input.input, options);
+    checkAgentGraph(input.agent);
     state.extraSystem = [options.instructions ?? '', ...normaliseInput(input.input).system].filter((t) => t !== '').join('\n\n');
     useAgent(state, input.agent);
   } catch (error) {

@@ -3,7 +3,8 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import type { AddressInfo } from 'node:net';
 import type { Agent } from '../agent.js';
 import { InspectionFeed, type InspectMode } from '../inspect/feed.js';
-import type { RunOptions } from '../runtime/run-options.js';
+import { RUN_OPTION_KEYS, type RunOptions } from '../runtime/run-options.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { ContentPart } from '../message-parts.js';
 import { awaitRestoredApproval, decideStoredApproval, recoverStoredRuns, type RecoveryHost } from './run-recovery.js';
@@ -113,6 +114,30 @@ export interface TroupeServer {
   close(): Promise<void>;
 }
 
+const SERVER_OPTION_KEYS = optionKeys<ServerOptions>({
+  agents: true,
+  token: true,
+  host: true,
+  port: true,
+  approvalTimeoutMs: true,
+  inspect: true,
+  runOptions: true,
+  checkpointStore: true,
+  cluster: true,
+  leaseMs: true,
+  maxRuns: true,
+  maxEventsPerRun: true,
+  maxEventBytesPerRun: true,
+  allowedHosts: true,
+  requestTimeoutMs: true,
+  headersTimeoutMs: true,
+  maxBodyBytes: true,
+  maxInputChars: true,
+  inspectorDir: true,
+});
+/** The run options a server may set for its runs (it sets the others itself). */
+const SERVER_RUN_OPTION_KEYS = RUN_OPTION_KEYS.filter((key) => !['signal', 'inspect', 'runId', 'approvalTimeoutMs', 'checkpoint'].includes(key));
+
 const DEFAULT_APPROVAL_TIMEOUT_MS = 300_000;
 /** Longest accepted denial reason (characters). */
 const MAX_REASON_CHARS = 2_000;
@@ -132,6 +157,8 @@ const AGENT_GRAPH = /^\/api\/agents\/([^/]+)\/graph$/;
  * - `GET /` → the inspector page (no token needed to load it; it asks for one)
  */
 export async function createServer(options: ServerOptions): Promise<TroupeServer> {
+  checkOptionKeys(options, SERVER_OPTION_KEYS, 'server');
+  if (options.runOptions !== undefined) checkOptionKeys(options.runOptions, SERVER_RUN_OPTION_KEYS, 'server runOptions');
   const agents = new Map(Object.entries(options.agents));
   const token = options.token ?? randomBytes(24).toString('base64url');
   if (token.length < 8 || /\s/.test(token)) throw new Error('token must be at least 8 characters without whitespace');

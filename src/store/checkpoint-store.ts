@@ -1,4 +1,5 @@
 import { RunLocked, UserError } from '../errors.js';
+import { checkOptionKeys } from '../option-keys.js';
 import type { Message, Usage } from '../types.js';
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead } from './format.js';
 
@@ -223,6 +224,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
   private readonly now: () => number;
 
   constructor(options: MemoryCheckpointStoreOptions = {}) {
+    checkOptionKeys(options, ['now'], 'MemoryCheckpointStore');
     this.now = options.now ?? Date.now;
   }
 

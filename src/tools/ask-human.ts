@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ToolError, UserError } from '../errors.js';
+import { checkOptionKeys } from '../option-keys.js';
 import { checkAnswer, type HumanAnswer } from '../runtime/humans.js';
 import { CallContext, portOf } from './call-context.js';
 import type { RunContext } from './context.js';
@@ -44,6 +45,7 @@ const parameters = z.object({
 export function askHuman(channelOrOptions?: HumanChannel | AskHumanOptions, maybeOptions: AskHumanOptions = {}): Tool {
   const channel = typeof channelOrOptions === 'function' ? channelOrOptions : undefined;
   const options = typeof channelOrOptions === 'function' ? maybeOptions : (channelOrOptions ?? maybeOptions);
+  checkOptionKeys(options, ['name', 'description', 'timeoutMs'], 'askHuman');
   return tool({
     name: options.name ?? 'ask_human',
     description:
