@@ -52,7 +52,7 @@ const RECOVERY_READY_MS = 10_000;
 export async function recoverStoredRuns(host: RecoveryHost): Promise<string[]> {
   const { store } = host;
   if (!store.list) return [];
-  const resumed: Array<{ runId: string; run: ServerRun; pending: readonly string[] }> = [];
+  const resumed: Array<{ runId: string; run: ServerRun; pending: readonly string[]; opened: Set<string>; stop: () => void }> = [];
   for (const summary of await store.list({ status: ['running', 'suspended'] })) {
     if (summary.runId.includes('/') || host.isLive(summary.runId)) continue;
     const { lease } = summary;
@@ -67,9 +67,16 @@ export async function recoverStoredRuns(host: RecoveryHost): Promise<string[]> {
     const target = agentFor(host.agents, saved);
     if (!target) continue;
     const pending = (await pendingStoredApprovals(store, summary.runId).catch(() => [])).map((request) => request.approvalId);
-    resumed.push({ runId: summary.runId, run: host.resume(summary.runId, target.name, target.agent), pending });
+    const run = host.resume(summary.runId, target.name, target.agent);
+    // Remembered as they open: one an approval handler decides at once is never seen waiting.
+    const opened = new Set<string>();
+    const stop = run.handle.approvals.onOpened((approval) => opened.add(approval.approvalId));
+    resumed.push({ runId: summary.runId, run, pending, opened, stop });
   }
-  await Promise.all(resumed.map(({ run, pending }) => whenReady(run, () => (pending.length > 0 ? pending.every((id) => isOpen(run, id)) : hasStarted(run)), RECOVERY_READY_MS)));
+  await Promise.all(
+    resumed.map(({ run, pending, opened }) => whenReady(run, () => (pending.length > 0 ? pending.every((id) => opened.has(id) || isOpen(run, id)) : hasStarted(run)), RECOVERY_READY_MS)),
+  );
+  for (const { stop } of resumed) stop();
   return resumed.map(({ runId }) => runId);
 }
 
