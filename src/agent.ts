@@ -1,4 +1,5 @@
 import { UserError } from './errors.js';
+import { checkOptionKeys, optionKeys } from './option-keys.js';
 import { agentAsTool, type AgentToolOptions } from './handoff/agent-tool.js';
 import { handoff } from './handoff/handoff.js';
 import type { Model, ModelSettings } from './models/model.js';
@@ -44,6 +45,85 @@ export interface AgentOptions<Deps = any> extends OutputOptions<Deps> {
 
 export const DEFAULT_MAX_TOOL_OUTPUT_CHARS = 200_000;
 
+const AGENT_KEYS = optionKeys<AgentOptions>({
+  name: true,
+  instructions: true,
+  model: true,
+  tools: true,
+  handoffs: true,
+  approvalHandler: true,
+  defaultToolRetries: true,
+  defaultToolTimeoutMs: true,
+  maxToolOutputChars: true,
+  toolResultRenderer: true,
+  toolExecution: true,
+  settings: true,
+  hooks: true,
+  contextPolicy: true,
+  outputType: true,
+  inputGuardrails: true,
+  outputGuardrails: true,
+});
+const HOOK_KEYS = optionKeys<AgentHooks>({ beforeModelCall: true, afterModelResponse: true, beforeToolCall: true, afterToolCall: true, onRunEnd: true });
+const SETTINGS_KEYS = optionKeys<ModelSettings>({ temperature: true, maxTokens: true, parallelToolCalls: true, providerOptions: true });
+
+/** Whether `value` is a tool as `tool()`, `rawTool()`, `handoff()` or `agent.asTool()` make them. */
+export function isTool(value: unknown): value is Tool {
+  const t = value as Partial<Tool> | null;
+  return typeof t === 'object' && t !== null && typeof t.name === 'string' && typeof t.execute === 'function' && typeof t.jsonSchema === 'object';
+}
+
+/** What a value is, for messages. */
+function shown(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return `an object with keys ${Object.keys(value).join(', ') || '(none)'}`;
+  return typeof value === 'string' ? JSON.stringify(value) : `${typeof value} ${String(value)}`;
+}
+
+/** @throws UserError for agent options a run could not use (each named, with what was given). */
+function checkAgentOptions(options: AgentOptions<any>): void {
+  checkOptionKeys(options, AGENT_KEYS, 'Agent');
+  if (typeof options.name !== 'string' || options.name === '') throw new UserError(`Agent needs a name (a non-empty string), got ${shown(options.name)}.`);
+  const where = `Agent '${options.name}'`;
+  if (typeof options.model?.stream !== 'function') throw new UserError(`${where} needs a model (an object with stream()), got ${shown(options.model)}.`);
+  if (options.instructions !== undefined && typeof options.instructions !== 'string' && typeof options.instructions !== 'function') {
+    throw new UserError(`${where}: instructions must be a string or a function, got ${shown(options.instructions)}.`);
+  }
+  const list = (key: string, value: unknown): readonly unknown[] => {
+    if (value === undefined) return [];
+    if (!Array.isArray(value)) throw new UserError(`${where}: ${key} must be an array, got ${shown(value)}.`);
+    return value;
+  };
+  list('tools', options.tools).forEach((t, i) => {
+    if (!isTool(t)) throw new UserError(`${where}: tools[${i}] is not a tool (make one with tool() or rawTool()), got ${shown(t)}.`);
+  });
+  list('handoffs', options.handoffs).forEach((h, i) => {
+    if (!(h instanceof Agent) && !(isTool(h) && h.handoff)) throw new UserError(`${where}: handoffs[${i}] must be an Agent or handoff(agent, options), got ${shown(h)}.`);
+  });
+  for (const key of ['inputGuardrails', 'outputGuardrails'] as const) {
+    list(key, options[key]).forEach((g, i) => {
+      if (typeof g !== 'function') throw new UserError(`${where}: ${key}[${i}] must be a function, got ${shown(g)}.`);
+    });
+  }
+  const hooks = options.hooks === undefined ? [] : Array.isArray(options.hooks) ? options.hooks : [options.hooks];
+  hooks.forEach((h: unknown) => {
+    checkOptionKeys(h, HOOK_KEYS, `${where} hook`);
+    for (const [name, fn] of Object.entries(h as object)) if (fn !== undefined && typeof fn !== 'function') throw new UserError(`${where}: hook ${name} must be a function, got ${shown(fn)}.`);
+  });
+  if (options.settings !== undefined) checkOptionKeys(options.settings, SETTINGS_KEYS, `${where} settings`, 'field');
+  if (options.approvalHandler !== undefined && typeof options.approvalHandler !== 'function') throw new UserError(`${where}: approvalHandler must be a function, got ${shown(options.approvalHandler)}.`);
+  if (options.toolExecution !== undefined && options.toolExecution !== 'parallel' && options.toolExecution !== 'sequential') {
+    throw new UserError(`${where}: toolExecution must be "parallel" or "sequential", got ${shown(options.toolExecution)}.`);
+  }
+  const count = (key: string, value: unknown, min: number): void => {
+    if (value !== undefined && !(typeof value === 'number' && Number.isInteger(value) && value >= min)) throw new UserError(`${where}: ${key} must be an integer >= ${min}, got ${shown(value)}.`);
+  };
+  count('defaultToolRetries', options.defaultToolRetries, 0);
+  count('defaultToolTimeoutMs', options.defaultToolTimeoutMs, 0);
+  if (options.maxToolOutputChars !== null) count('maxToolOutputChars', options.maxToolOutputChars, 0);
+}
+
 export class Agent<Deps = any> {
   readonly name: string;
   readonly instructions: AgentOptions<Deps>['instructions'];
@@ -64,9 +144,9 @@ export class Agent<Deps = any> {
   readonly outputGuardrails: readonly Guardrail<unknown, Deps>[];
   readonly contextPolicy: ContextPolicy | undefined;
 
+  /** @throws UserError on an unknown option (naming the closest one) or a malformed value. */
   constructor(options: AgentOptions<Deps>) {
-    if (!options.name) throw new UserError('Agent needs a name.');
-    if (!options.model) throw new UserError(`Agent '${options.name}' needs a model.`);
+    checkAgentOptions(options);
     this.name = options.name;
     this.instructions = options.instructions ?? '';
     this.model = options.model;
@@ -110,5 +190,33 @@ export class Agent<Deps = any> {
       table.set(t.name, t);
     }
     return table;
+  }
+}
+
+/**
+ * Checks, before a run starts, every agent it can reach (through handoffs and agents used as
+ * tools): its handoffs are agents or handoff tools (`handoffs` can change after construction)
+ * and its tool names are unique (tools, handoffs and MCP tools share one namespace). So a
+ * clash in an agent reached only by a later handoff fails the run at `run_started`, before
+ * any model request, instead of mid-run.
+ * @throws UserError naming the agent (when it is not `start`) and what is wrong.
+ */
+export function checkAgentGraph(start: Agent): void {
+  const seen = new Set<Agent>();
+  const queue: Agent[] = [start];
+  for (let agent = queue.shift(); agent; agent = queue.shift()) {
+    if (seen.has(agent)) continue;
+    seen.add(agent);
+    try {
+      agent.handoffs.forEach((entry, i) => {
+        if (!(entry instanceof Agent) && !(isTool(entry) && entry.handoff)) throw new UserError(`handoffs[${i}] must be an Agent or handoff(agent, options), got ${shown(entry)}.`);
+      });
+      agent.toolTable();
+    } catch (error) {
+      if (!(error instanceof UserError)) throw error;
+      throw agent === start && !error.message.startsWith('handoffs[') ? error : new UserError(`Agent '${agent.name}'${agent === start ? '' : ` (reachable from '${start.name}')`}: ${error.message}`);
+    }
+    for (const entry of agent.handoffs) queue.push(entry instanceof Agent ? entry : (entry.handoff!.target as Agent));
+    for (const t of agent.tools) if (t.agentTool?.agent instanceof Agent) queue.push(t.agentTool.agent);
   }
 }

@@ -8,12 +8,16 @@ export interface HookContext<Deps = any> {
   readonly agent: { readonly name: string };
   readonly turn: number;
   readonly deps: Deps;
-  /** Read-only view of the transcript. */
+  /** The transcript's messages: a new array on each read (changing it changes nothing in the run). */
   readonly transcript: readonly Message[];
   readonly usage: Readonly<Usage>;
 }
 
-/** The part of a model request `beforeModelCall` may change (for this request only). */
+/**
+ * The part of a model request `beforeModelCall` may change (for this request only). The hook
+ * gets a copy: it may return changes or edit `messages` in place; the transcript, the log and
+ * the session never change.
+ */
 export interface ModelCallView {
   readonly system: string;
   readonly messages: readonly Message[];

@@ -216,6 +216,19 @@ export interface ContextCompactedEvent extends EventBase {
   readonly tokensAfter: number;
 }
 export interface CheckpointSavedEvent extends EventBase { readonly type: 'checkpoint_saved'; readonly turn: number; readonly entries: number }
+/**
+ * A durable run's stored log is leased to another owner whose process is not provably gone
+ * (another machine, or still running): the run waits (at most `checkpoint.claimWaitMs`) for
+ * that lease to expire before it claims the run. Comes before `run_started`; a log line says
+ * the same. A provably dead owner on this machine is taken over at once, without this event.
+ */
+export interface LeaseWaitingEvent extends EventBase {
+  readonly type: 'lease_waiting';
+  /** The lease holder. */
+  readonly owner: string;
+  /** When its lease expires (milliseconds since the epoch). */
+  readonly expiresAt: number;
+}
 export interface HandoffOccurredEvent extends EventBase { readonly type: 'handoff_occurred'; readonly from: string; readonly to: string; readonly turn: number }
 export interface TurnEndedEvent extends EventBase { readonly type: 'turn_ended'; readonly turn: number; readonly usage: Usage }
 export interface RunCompletedEvent extends EventBase { readonly type: 'run_completed'; readonly output: string; readonly usage: Usage; readonly turns: number }
@@ -262,6 +275,7 @@ export type RunEvent =
   | ToolCallFailedEvent
   | ToolCallCompletedEvent
   | CheckpointSavedEvent
+  | LeaseWaitingEvent
   | HandoffOccurredEvent
   | TurnEndedEvent
   | RunCompletedEvent

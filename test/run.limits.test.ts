@@ -67,12 +67,13 @@ describe('budgets', () => {
   });
 
   it('maxDurationMs is checked at the turn start', async () => {
-    const sleepy = tool({ name: 'sleepy', description: 'd', parameters: z.object({}), execute: () => new Promise((r) => setTimeout(() => r('z'), 30)) });
+    const sleepy = tool({ name: 'sleepy', description: 'd', parameters: z.object({}), execute: () => new Promise((r) => setTimeout(() => r('z'), 400)) });
     const model = new ScriptedModel([call('sleepy', {}, 's'), text('never')]);
-    const handle = Runner.stream(new Agent({ name: 'x', model, tools: [sleepy] }), 'q', { budget: { maxDurationMs: 5 } });
+    // The budget outlasts a cold start to the first reply (a loaded machine), not the tool.
+    const handle = Runner.stream(new Agent({ name: 'x', model, tools: [sleepy] }), 'q', { budget: { maxDurationMs: 200 } });
     const events = await collect(handle);
     expect(trace(events).slice(-3)).toEqual(['tool_call_completed:s', 'turn_ended', 'run_failed']);
-    expect(failure(events)).toMatchObject({ kind: 'durationMs', limit: 5 });
+    expect(failure(events)).toMatchObject({ kind: 'durationMs', limit: 200 });
     expect(model.requests).toHaveLength(1);
   });
 });
@@ -151,7 +152,7 @@ describe('run option validation', () => {
   const agent = () => new Agent({ name: 'x', model: new ScriptedModel([text('hi')]) });
   it.each([
     [{ maxTurns: 0 }, 'maxTurns must be a positive integer, got 0.'],
-    [{ budget: { maxToolCall: 3 } }, "Unknown budget field 'maxToolCall'; expected one of maxInputTokens, maxOutputTokens, maxTotalTokens, maxToolCalls, maxDurationMs."],
+    [{ budget: { maxToolCall: 3 } }, "Unknown budget field 'maxToolCall'; did you mean 'maxToolCalls'? Expected one of maxInputTokens, maxOutputTokens, maxTotalTokens, maxToolCalls, maxDurationMs."],
     [{ budget: { maxToolCalls: -1 } }, "Budget field 'maxToolCalls' must be a non-negative number, got -1."],
     [{ approvalTimeoutMs: Number.NaN }, 'approvalTimeoutMs must be a non-negative number, got NaN.'],
   ])('rejects %j with a UserError as run_started → run_failed', async (options, message) => {

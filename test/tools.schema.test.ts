@@ -62,7 +62,7 @@ describe('tool() schema derivation', () => {
       new UserError("Invalid tool name 'has space': use 1-64 characters from a-z, A-Z, 0-9, '_' and '-'."),
     );
     expect(() => tool({ name: 'n', description: 'd', parameters: z.string() as never, execute: noop })).toThrow(
-      "Tool 'n': parameters must be a zod object schema.",
+      'Tool \'n\': parameters must describe an object (JSON Schema type "object"), got type "string".',
     );
     expect(() => tool({ name: 'n', description: 'd', parameters: z.object({}), retries: -1, execute: noop })).toThrow(
       "Tool option 'retries' must be a non-negative integer, got -1.",

@@ -1,4 +1,5 @@
 import { UserError } from '../errors.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
 import type { Model } from '../models/model.js';
 
 /**
@@ -57,11 +58,16 @@ export const DEFAULT_COMPACT_TO = 0.6;
 export const DEFAULT_SUMMARY_INSTRUCTIONS =
   'Summarize the conversation below for the assistant that continues it. Keep the facts, decisions, open tasks, names and numbers that still matter. Reply with the summary only.';
 
+const POLICY_KEYS = optionKeys<ContextPolicy>({ maxInputTokens: true, contextWindow: true, compactTo: true, offload: true, clear: true, summarize: true });
+const OFFLOAD_KEYS = optionKeys<{ minChars?: number; previewChars?: number }>({ minChars: true, previewChars: true });
+const SUMMARIZE_KEYS = optionKeys<{ model?: Model; instructions?: string }>({ model: true, instructions: true });
+
 /** Fills in the defaults. @throws UserError on a malformed policy (so a typo never silently turns compaction off). */
 export function resolvePolicy(policy: ContextPolicy): ResolvedPolicy {
   if (typeof policy !== 'object' || policy === null) throw new UserError(`contextPolicy must be an object, got ${policy === null ? 'null' : typeof policy}.`);
-  const known = ['maxInputTokens', 'contextWindow', 'compactTo', 'offload', 'clear', 'summarize'];
-  for (const key of Object.keys(policy)) if (!known.includes(key)) throw new UserError(`Unknown contextPolicy field '${key}'; expected one of ${known.join(', ')}.`);
+  checkOptionKeys(policy, POLICY_KEYS, 'contextPolicy', 'field');
+  if (typeof policy.offload === 'object' && policy.offload !== null) checkOptionKeys(policy.offload, OFFLOAD_KEYS, 'contextPolicy.offload', 'field');
+  if (typeof policy.summarize === 'object' && policy.summarize !== null) checkOptionKeys(policy.summarize, SUMMARIZE_KEYS, 'contextPolicy.summarize', 'field');
   positive('maxInputTokens', policy.maxInputTokens);
   positive('contextWindow', policy.contextWindow);
   const compactTo = policy.compactTo ?? DEFAULT_COMPACT_TO;

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { RunCancelled, ToolError, UserError } from '../errors.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
+import { checkBudget } from '../runtime/budget-options.js';
 import { errorText } from '../tools/render.js';
 import { CallContext, portOf } from '../tools/call-context.js';
 import { toolResult } from '../tools/result.js';
@@ -17,6 +19,8 @@ export interface AgentToolOptions {
   budget?: Budget;
 }
 
+const AGENT_TOOL_KEYS = optionKeys<AgentToolOptions>({ name: true, description: true, maxTurns: true, budget: true });
+
 const agentToolParameters = z.object({ input: z.string().describe('The request for the agent.') });
 
 /**
@@ -26,6 +30,9 @@ const agentToolParameters = z.object({ input: z.string().describe('The request f
  * limit, its own budget, model errors) come back as a tool error.
  */
 export function agentAsTool(agent: { readonly name: string }, options: AgentToolOptions = {}): Tool {
+  checkOptionKeys(options, AGENT_TOOL_KEYS, 'asTool');
+  if (options.maxTurns !== undefined && !(Number.isInteger(options.maxTurns) && options.maxTurns >= 1)) throw new UserError(`asTool: maxTurns must be a positive integer, got ${String(options.maxTurns)}.`);
+  if (options.budget !== undefined) checkBudget(options.budget);
   const built = tool({
     name: options.name ?? agentToolName(agent.name),
     description: options.description ?? `Ask the ${agent.name} agent. Give it the whole request in 'input'.`,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UserError } from '../errors.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
 import { portOf } from '../tools/call-context.js';
 import type { RunContext } from '../tools/context.js';
 import { tool, type Tool } from '../tools/tool.js';
@@ -27,6 +28,8 @@ export interface HandoffOptions<Deps = any> {
   inputFilter?: HandoffInputFilter;
 }
 
+const HANDOFF_KEYS = optionKeys<HandoffOptions>({ name: true, description: true, onHandoff: true, inputFilter: true });
+
 const handoffParameters = z.object({
   reason: z.string().optional().describe('Why the conversation is being transferred (optional).'),
 });
@@ -36,6 +39,7 @@ const handoffParameters = z.object({
  * only the first one of a turn takes effect; the switch happens when the turn ends.
  */
 export function handoff<Deps = any>(target: HandoffTarget, options: HandoffOptions<Deps> = {}): Tool<Deps> {
+  checkOptionKeys(options, HANDOFF_KEYS, 'handoff');
   const base = tool({
     name: options.name ?? handoffToolName(target.name),
     description: options.description ?? `Transfer the conversation to the ${target.name} agent.`,

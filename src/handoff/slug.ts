@@ -1,13 +1,20 @@
+import { createHash } from 'node:crypto';
+
 /** Longest tool name providers accept. */
 export const MAX_TOOL_NAME = 64;
 
 /**
  * Tool-name-safe slug of an agent name: lower-case ASCII letters and digits, `_` for every
- * other character, `agent` when nothing is left.
+ * other character, `agent` when nothing is left. A name with characters beyond ASCII (any
+ * other script: `Служба поддержки`, `客服`, `Café`) would lose what tells it apart, so its
+ * slug is what ASCII is left (runs of `_` squeezed, `agent` when none) plus `_` and the first
+ * 8 hex digits of the sha256 of the whole name: distinct and the same in every process.
  */
 export function slugify(name: string): string {
-  const slug = name.toLowerCase().replace(/[^a-z0-9]/g, '_');
-  return slug === '' ? 'agent' : slug;
+  const ascii = name.toLowerCase().replace(/[^a-z0-9]/g, '_');
+  if (/^[\x00-\x7f]*$/.test(name)) return ascii === '' ? 'agent' : ascii;
+  const kept = ascii.replace(/_+/g, '_').replace(/^_|_$/g, '');
+  return `${kept === '' ? 'agent' : kept}_${createHash('sha256').update(name, 'utf8').digest('hex').slice(0, 8)}`;
 }
 
 /**

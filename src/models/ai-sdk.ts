@@ -9,6 +9,7 @@ import type {
   SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
 import { UserError } from '../errors.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
 import type { ToolSchema } from '../tools/tool.js';
 import type { Message, Usage } from '../types.js';
 import type { ContentPartSupport, Model, ModelRequest, ModelSettings, ModelStreamPart } from './model.js';
@@ -49,6 +50,19 @@ export interface AiSdkModelOptions {
   contentParts?: Partial<ContentPartSupport>;
 }
 
+const AI_SDK_OPTION_KEYS = optionKeys<AiSdkModelOptions>({
+  name: true,
+  maxRetries: true,
+  initialRetryDelayMs: true,
+  maxRetryDelayMs: true,
+  maxRetryAfterMs: true,
+  random: true,
+  parallelToolCalls: true,
+  providerOptions: true,
+  headers: true,
+  contentParts: true,
+});
+
 /**
  * A troupe Model over any AI SDK provider (LanguageModelV3 spec): `@ai-sdk/openai`,
  * `@ai-sdk/anthropic`, `@ai-sdk/openai-compatible` (Ollama, vLLM, llama.cpp server), …
@@ -68,6 +82,7 @@ export class AiSdkModel implements Model {
     readonly languageModel: LanguageModelV3,
     private readonly options: AiSdkModelOptions = {},
   ) {
+    checkOptionKeys(options, AI_SDK_OPTION_KEYS, 'aiSdkModel');
     const version = (languageModel as { specificationVersion?: unknown } | undefined)?.specificationVersion;
     if (version !== 'v3') {
       throw new UserError(

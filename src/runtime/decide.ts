@@ -6,7 +6,8 @@ import { validateArguments } from '../tools/validate.js';
 import { findAgentTool } from './agent-graph.js';
 import { editedArguments } from './approvals.js';
 import { editsIntact, hashArguments } from './args-hash.js';
-import { leaseOwner } from './run-log.js';
+import { claimLease } from '../store/claim-lease.js';
+import { leaseOwner } from '../store/lease-owner.js';
 
 /** A decision on a stored run's pending approval (`Runner.decide`). */
 export interface StoredDecision {
@@ -51,7 +52,8 @@ export async function decideStored(store: CheckpointStore, runId: string, approv
   if (typeof decision?.approved !== 'boolean') throw new UserError(`Runner.decide needs { approved: boolean }, got ${JSON.stringify(decision)}.`);
   checkDecisionEdits(decision);
   const owner = leaseOwner();
-  if (store.claim) await store.claim(runId, owner, DECIDE_LEASE_MS);
+  // A run whose owner is provably dead is taken over at once (claimLease); a live owner's is refused.
+  await claimLease(store, runId, owner, DECIDE_LEASE_MS);
   try {
     if (decision.args !== undefined && options.agent) await validateStoredEdits(store, runId, approvalId, decision.args, options.agent);
     const entry = await appendDecision(store, runId, approvalId, decision, owner);

@@ -1,17 +1,34 @@
 import type { Agent } from '../agent.js';
 import { GuardrailTripped, HookError } from '../errors.js';
 import type { AfterModelResponse, Guardrail, HookContext, HookedCall, HookedResult, ModelCallView } from '../hooks.js';
-import type { AssistantMessage } from '../types.js';
+import type { AssistantMessage, Message } from '../types.js';
 import type { RunState } from './run-state.js';
 
-/** What hooks and guardrails are told about the run (a view; they cannot change the run through it). */
+/**
+ * What hooks and guardrails are told about the run (a view; they cannot change the run
+ * through it): each read of `transcript` is a new array of the transcript's messages.
+ */
 export function hookContext(state: RunState): HookContext {
-  return { runId: state.runId, agent: state.agentView, turn: state.turn, deps: state.deps, transcript: state.transcript, usage: { ...state.usage } };
+  return {
+    runId: state.runId,
+    agent: state.agentView,
+    turn: state.turn,
+    deps: state.deps,
+    // A plain-JS hook that pushes to or splices the array must not change the run; copied only when read (most hooks never do).
+    get transcript() {
+      return state.transcript.slice();
+    },
+    usage: { ...state.usage },
+  };
 }
 
-/** beforeModelCall hooks in order, each seeing the view the one before returned. @throws HookError */
+/**
+ * beforeModelCall hooks in order, each seeing the view the one before returned. The first
+ * gets a deep copy of the messages: a hook may change it freely (even in place) without
+ * changing the transcript, the log or the session. @throws HookError
+ */
 export async function shapeRequest(agent: Agent, view: ModelCallView, ctx: HookContext): Promise<ModelCallView> {
-  let current = view;
+  let current: ModelCallView = { system: view.system, messages: structuredClone(view.messages) as Message[] };
   for (const hooks of agent.hooks) {
     if (!hooks.beforeModelCall) continue;
     try {

@@ -1,15 +1,12 @@
-import { nanoid } from 'nanoid';
-import { RunLocked, asError } from '../errors.js';
+import { asError } from '../errors.js';
 import type { AppendFence, CheckpointEntry, CheckpointHead, CheckpointStore } from '../store/checkpoint-store.js';
+import { claimLease, type HeldLease } from '../store/claim-lease.js';
 import { commitLater } from './group-commit.js';
+
+export { leaseOwner } from '../store/lease-owner.js';
 
 /** Default lease time of a durable run: renewed every third of it while the run lives. */
 export const DEFAULT_LEASE_MS = 30_000;
-
-/** A lease owner unique to one run handle: the process id plus a random nonce. */
-export function leaseOwner(): string {
-  return `pid ${process.pid}/${nanoid(8)}`;
-}
 
 export interface RunLogOptions {
   readonly store: CheckpointStore;
@@ -17,8 +14,10 @@ export interface RunLogOptions {
   /** Who claims the run's lease (every run of one tree shares its root's owner). */
   readonly owner: string;
   readonly leaseMs: number;
-  /** How long a claim waits for another owner's lease to expire (default 0: fail at once with RunLocked). */
+  /** How long a claim waits for another owner's lease to expire (default 0: fail at once with RunLocked). A provably dead owner is taken over at once. */
   readonly claimWaitMs?: number;
+  /** The claim waits for another owner's lease to expire (called once per lease, before the wait). */
+  onWaiting?(held: HeldLease): void;
   /** Entries reached the store (`checkpoint_saved`). */
   onSaved(entries: number): void;
   /** A write or a lease renewal failed: the run must stop at once (its calls abort). Called once. */
@@ -72,23 +71,21 @@ export class RunLog {
   }
 
   /**
-   * Takes the run's lease (when the store keeps leases) and starts renewing it.
+   * Takes the run's lease (when the store keeps leases) and starts renewing it: at once from
+   * a provably dead owner, else after waiting up to `claimWaitMs` for the holder's expiry
+   * (see `claimLease`).
    * @throws RunLocked when another owner holds it; nothing is written then.
    */
   async claim(): Promise<void> {
     const { store, runId, owner, leaseMs } = this.options;
     if (!store.claim) return;
-    const deadline = Date.now() + (this.options.claimWaitMs ?? 0);
-    for (;;) {
-      try {
-        await store.claim(runId, owner, leaseMs);
-        break;
-      } catch (error) {
-        // A crashed owner's lease runs out on its own: wait for it when the caller allows that long.
-        if (!(error instanceof RunLocked) || error.expiresAt === undefined || error.expiresAt > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, Math.max(1, error.expiresAt! - Date.now() + 1)));
-      }
-    }
+    const waitMs = this.options.claimWaitMs ?? 0;
+    const onWait = (held: HeldLease): void => {
+      // Said twice: on the run's stream (lease_waiting) and in the process log, since a silent wait looks like a hang.
+      console.warn(`troupe: run '${runId}' is leased to '${held.owner}' until ${new Date(held.expiresAt).toISOString()}; waiting for the lease to expire (claimWaitMs ${waitMs}).`);
+      this.options.onWaiting?.(held);
+    };
+    await claimLease(store, runId, owner, leaseMs, { waitMs, onWait });
     this.leased = true;
     this.renewTimer = setInterval(() => void this.renew(), Math.max(1, Math.floor(leaseMs / 3)));
     this.renewTimer.unref();

@@ -1,4 +1,6 @@
 import { UserError } from '../errors.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
+import { checkBudget } from './budget-options.js';
 import type { InspectionEvent, Observer } from 'xstate';
 import type { Tracer } from '@opentelemetry/api';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
@@ -66,7 +68,27 @@ export function inspectionCallback(inspect: InspectionObserver | undefined): ((e
   return (event) => inspect.next?.(event);
 }
 
-const BUDGET_KEYS = ['maxInputTokens', 'maxOutputTokens', 'maxTotalTokens', 'maxToolCalls', 'maxDurationMs'] as const;
+/** Every run option (an unknown one is a UserError naming the closest). */
+export const RUN_OPTION_KEYS = optionKeys<RunOptions>({
+  maxTurns: true,
+  budget: true,
+  signal: true,
+  context: true,
+  runId: true,
+  approvalTimeoutMs: true,
+  instructions: true,
+  maxConcurrentToolCalls: true,
+  steeringMode: true,
+  checkpoint: true,
+  session: true,
+  inspect: true,
+  tracer: true,
+  contextPolicy: true,
+});
+
+const CHECKPOINT_KEYS = optionKeys<CheckpointOptions>({ store: true, runId: true, ifRunExists: true, owner: true, leaseMs: true, claimWaitMs: true, suspendOnWait: true });
+const SESSION_KEYS = optionKeys<NonNullable<RunOptions['session']>>({ store: true, id: true });
+const IF_RUN_EXISTS = ['resume', 'restart', 'fail', 'resume_only'];
 
 /** The input as transcript messages plus extra system text. @throws UserError on a malformed message. */
 export function normaliseInput(input: unknown): { messages: Message[]; system: string[] } {
@@ -133,9 +155,20 @@ function userInput(message: Record<string, unknown>, where: string): UserMessage
   return { role: 'user', content, parts: checkContentParts(parts, `${where} (user)`) };
 }
 
-/** Rejects bad run input and options up front, so a typo fails the run clearly instead of silently disabling a limit. */
+/**
+ * Rejects bad run input and options up front, so a typo fails the run clearly instead of
+ * silently disabling a limit: unknown keys (of the options, `budget`, `checkpoint`,
+ * `session`), malformed values, a session without an id, a checkpoint or session store that
+ * is not one. The run fails at `run_started` with the UserError, before any model request
+ * (with `checkAgentGraph` for the agents).
+ * @throws UserError
+ */
 export function validateRunOptions(input: unknown, options: RunOptions): void {
+  checkOptionKeys(options, RUN_OPTION_KEYS, 'run');
   normaliseInput(input);
+  if (options.checkpoint !== undefined) checkCheckpoint(options.checkpoint);
+  if (options.session !== undefined) checkSession(options.session);
+  if (options.runId !== undefined && (typeof options.runId !== 'string' || options.runId === '')) throw new UserError(`runId must be a non-empty string, got ${JSON.stringify(options.runId)}.`);
   if (options.contextPolicy !== undefined) resolvePolicy(options.contextPolicy);
   if (options.instructions !== undefined && typeof options.instructions !== 'string') throw new UserError(`instructions must be a string, got ${typeof options.instructions}.`);
   if (options.maxConcurrentToolCalls !== undefined && (!Number.isInteger(options.maxConcurrentToolCalls) || options.maxConcurrentToolCalls < 1)) {
@@ -150,15 +183,41 @@ export function validateRunOptions(input: unknown, options: RunOptions): void {
   if (options.approvalTimeoutMs !== undefined && !(Number.isFinite(options.approvalTimeoutMs) && options.approvalTimeoutMs >= 0)) {
     throw new UserError(`approvalTimeoutMs must be a non-negative number, got ${String(options.approvalTimeoutMs)}.`);
   }
-  const budget = options.budget;
-  if (budget === undefined) return;
-  for (const key of Object.keys(budget)) {
-    if (!(BUDGET_KEYS as readonly string[]).includes(key)) throw new UserError(`Unknown budget field '${key}'; expected one of ${BUDGET_KEYS.join(', ')}.`);
-    const value = (budget as Record<string, unknown>)[key];
-    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value >= 0)) {
-      throw new UserError(`Budget field '${key}' must be a non-negative number, got ${String(value)}.`);
-    }
+  if (options.budget !== undefined) checkBudget(options.budget);
+}
+
+
+/** @throws UserError for a checkpoint option that cannot work (checked before the run claims anything). */
+function checkCheckpoint(checkpoint: CheckpointOptions): void {
+  checkOptionKeys(checkpoint, CHECKPOINT_KEYS, 'checkpoint');
+  const { store, runId, ifRunExists, owner, leaseMs, claimWaitMs } = checkpoint;
+  if (!isStore(store, ['append', 'load'])) throw new UserError(`checkpoint.store must be a CheckpointStore (with append and load), got ${storeText(store)}.`);
+  if (runId !== undefined && (typeof runId !== 'string' || runId === '')) throw new UserError(`checkpoint.runId must be a non-empty string, got ${JSON.stringify(runId)}.`);
+  if (ifRunExists !== undefined && !IF_RUN_EXISTS.includes(ifRunExists)) {
+    throw new UserError(`checkpoint.ifRunExists must be one of ${IF_RUN_EXISTS.map((m) => `"${m}"`).join(', ')}, got ${JSON.stringify(ifRunExists)}.`);
   }
+  if (ifRunExists === 'restart' && typeof store.delete !== 'function') throw new UserError('ifRunExists: "restart" needs a checkpoint store that can delete runs.');
+  if (owner !== undefined && (typeof owner !== 'string' || owner === '')) throw new UserError(`checkpoint.owner must be a non-empty string, got ${JSON.stringify(owner)}.`);
+  if (leaseMs !== undefined && !(typeof leaseMs === 'number' && Number.isFinite(leaseMs) && leaseMs > 0)) throw new UserError(`checkpoint.leaseMs must be a positive number, got ${String(leaseMs)}.`);
+  if (claimWaitMs !== undefined && !(typeof claimWaitMs === 'number' && Number.isFinite(claimWaitMs) && claimWaitMs >= 0)) {
+    throw new UserError(`checkpoint.claimWaitMs must be a non-negative number, got ${String(claimWaitMs)}.`);
+  }
+}
+
+/** @throws UserError for a session without an id or a store (found now, not when the session is written at the end). */
+function checkSession(session: NonNullable<RunOptions['session']>): void {
+  checkOptionKeys(session, SESSION_KEYS, 'session');
+  if (!isStore(session.store, ['history', 'append'])) throw new UserError(`session.store must be a Session (with history and append), got ${storeText(session.store)}.`);
+  if (typeof session.id !== 'string' || session.id === '') throw new UserError(`session.id must be a non-empty string, got ${session.id === undefined ? 'undefined' : JSON.stringify(session.id)}.`);
+}
+
+function isStore(value: unknown, methods: readonly string[]): value is Record<string, (...args: unknown[]) => unknown> {
+  return typeof value === 'object' && value !== null && methods.every((m) => typeof (value as Record<string, unknown>)[m] === 'function');
+}
+
+function storeText(value: unknown): string {
+  if (typeof value === 'object' && value !== null) return 'an object without them';
+  return value === undefined ? 'undefined' : JSON.stringify(value) ?? String(value);
 }
 
 /**
@@ -176,13 +235,19 @@ export interface CheckpointOptions {
    * and refuses with a UserError when there is none. A refusal writes nothing.
    */
   readonly ifRunExists?: 'resume' | 'restart' | 'fail' | 'resume_only';
-  /** Lease owner (default: process id plus a nonce, one per run handle; a tree's sub-runs share it). */
+  /**
+   * Lease owner (default: this process's identity plus a nonce, one per run handle, see
+   * `leaseOwner`; a tree's sub-runs share it). A custom owner string can never be proved
+   * dead, so after a crash its lease is waited for (`claimWaitMs`), not taken over.
+   */
   readonly owner?: string;
-  /** Lease time in ms (default 30,000), renewed every third of it. A crashed owner's runs can be taken over after it. */
+  /** Lease time in ms (default 30,000), renewed every third of it. Another process may take the run once it expires. */
   readonly leaseMs?: number;
   /**
-   * How long to wait for another owner's lease to run out before failing with RunLocked
-   * (default 0). Set it when restarting after a crash, so the dead process's lease expires.
+   * How long the claim waits for another owner's lease to run out before failing with
+   * RunLocked (default 0: at once). An owner that provably died on this machine is taken
+   * over at once without waiting; any other holder (another machine, a live or paused
+   * process) is waited for, said by a `lease_waiting` event and a log line on stderr.
    */
   readonly claimWaitMs?: number;
   /**

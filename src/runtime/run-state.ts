@@ -1,5 +1,5 @@
 import type { AnyActorLogic, AnyActorRef } from 'xstate';
-import type { Agent } from '../agent.js';
+import { checkAgentGraph, type Agent } from '../agent.js';
 import type { CallJob } from '../actors/call-pipeline.js';
 import type { ModelTurnInput } from '../actors/model-turn.js';
 import { asError } from '../errors.js';
@@ -310,6 +310,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
       leaseMs: checkpoint.leaseMs ?? DEFAULT_LEASE_MS,
       ...(checkpoint.claimWaitMs !== undefined ? { claimWaitMs: checkpoint.claimWaitMs } : {}),
       onSaved: (entries) => state.sink({ type: 'checkpoint_saved', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, entries }),
+      onWaiting: (held) => state.sink({ type: 'lease_waiting', runId: state.runId, path: state.path, agent: state.agent.name, ...held }),
       onFailed: (error) => {
         if (self.getSnapshot().status === 'active') self.send({ type: 'log.failed', error });
       },
@@ -317,6 +318,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
   }
   try {
     validateRunOptions(input.input, options);
+    checkAgentGraph(input.agent);
     state.extraSystem = [options.instructions ?? '', ...normaliseInput(input.input).system].filter((t) => t !== '').join('\n\n');
     useAgent(state, input.agent);
   } catch (error) {

@@ -5,7 +5,9 @@ import type { CheckpointStore, StoredRun } from '../store/checkpoint-store.js';
 import type { Message, Usage } from '../types.js';
 import { HttpError } from './http.js';
 import type { RunRegistry } from './run-registry.js';
-import type { PendingApprovalView, RunSummary } from './runs.js';
+import type { HeldLease } from '../store/claim-lease.js';
+import { leaseWaitOf } from './run-readiness.js';
+import type { PendingApprovalView, RunSummary, ServerRun } from './runs.js';
 
 /** Statuses `GET /api/runs?status=` accepts: live statuses plus the store's. */
 export const RUN_LIST_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled', 'interrupted', 'suspended'] as const;
@@ -94,7 +96,7 @@ export interface ClusterListing {
 }
 
 export async function listRuns(registry: RunRegistry, store: CheckpointStore | undefined, query: RunListQuery, inputs: Map<string, string | undefined>, cluster?: ClusterListing): Promise<RunListEntry[]> {
-  const rows = registry.list().map((run) => fromLive(run.summary()));
+  const rows = await Promise.all(registry.list().map(async (run) => ({ ...fromLive(run.summary()), ...(store ? await leaseWaitFields(run, store) : {}) })));
   for (const job of cluster?.queued ?? []) {
     rows.push({ runId: job.runId, source: 'stored', agent: job.agent, input: job.input, status: 'queued', startedAt: job.enqueuedAt, endedAt: undefined, durationMs: undefined, usage: undefined, turns: undefined, output: undefined, error: undefined, pendingApprovals: [] });
   }
@@ -128,8 +130,8 @@ export async function listRuns(registry: RunRegistry, store: CheckpointStore | u
         turns: head.turn,
         output: head.output,
         error: head.error ? { name: head.error.name, code: undefined, message: head.error.message } : undefined,
-        // A worker's run waits for approvals while 'running' (it is live elsewhere): its log says which.
-        pendingApprovals: head.status === 'suspended' || (cluster && head.status === 'running') ? await suspendedApprovals(store, summary.runId, head.agent) : [],
+        // A run 'running' in the store is live elsewhere (a worker, another process) or its process died: its log says what waits.
+        pendingApprovals: head.status === 'suspended' || head.status === 'running' ? await suspendedApprovals(store, summary.runId, head.agent) : [],
       });
     }
   }
@@ -178,6 +180,17 @@ export async function storedRunView(store: CheckpointStore, runId: string): Prom
   return { schemaVersion: run.schemaVersion, head: run.head, entries: run.entries, transcript, unknownEntries: run.entries.length - known.length, restoreError };
 }
 
+/**
+ * A live run of this server that waits for another owner's lease (`lease_waiting`): its
+ * stored pending approvals (deciding one answers 409 `run_locked` until the run holds the
+ * lease) and the lease it waits for. Nothing for any other run.
+ */
+export async function leaseWaitFields(run: ServerRun, store: CheckpointStore): Promise<{ pendingApprovals?: PendingApprovalView[]; lease?: HeldLease }> {
+  const held = leaseWaitOf(run);
+  if (!held) return {};
+  return { pendingApprovals: await suspendedApprovals(store, run.id, run.agent.name), lease: held };
+}
+
 /** A parked run's approvals, from its log: they can be decided through POST /api/chat/approve. */
 async function suspendedApprovals(store: CheckpointStore, runId: string, agent: string): Promise<PendingApprovalView[]> {
   const pending = await pendingStoredApprovals(store, runId).catch(() => []);
@@ -189,7 +202,7 @@ export async function storedRunDetail(
   store: CheckpointStore,
   runId: string,
   stored: NonNullable<Awaited<ReturnType<typeof storedRunView>>>,
-  listed: { createdAt: number; updatedAt: number } | undefined,
+  listed: { createdAt: number; updatedAt: number; lease?: { owner: string; expiresAt: number } } | undefined,
 ): Promise<Record<string, unknown>> {
   const { head } = stored;
   const finished = head.status === 'completed' || head.status === 'failed';
@@ -205,7 +218,8 @@ export async function storedRunDetail(
     error: head.error ? { name: head.error.name, code: undefined, message: head.error.message } : undefined,
     usage: head.usage,
     turns: head.turn,
-    pendingApprovals: head.status === 'suspended' ? await suspendedApprovals(store, runId, head.agent) : [],
+    pendingApprovals: head.status === 'suspended' || head.status === 'running' ? await suspendedApprovals(store, runId, head.agent) : [],
+    ...(listed?.lease && listed.lease.expiresAt > Date.now() ? { lease: { owner: listed.lease.owner, expiresAt: listed.lease.expiresAt } } : {}),
     eventLog: [],
     log: stored,
   };

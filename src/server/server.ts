@@ -3,17 +3,18 @@ import { createServer as createHttpServer, type IncomingMessage, type Server, ty
 import type { AddressInfo } from 'node:net';
 import type { Agent } from '../agent.js';
 import { InspectionFeed, type InspectMode } from '../inspect/feed.js';
-import type { RunOptions } from '../runtime/run-options.js';
+import { RUN_OPTION_KEYS, type RunOptions } from '../runtime/run-options.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { ContentPart } from '../message-parts.js';
-import { decideStoredApproval, recoverStoredRuns, type RecoveryHost } from './run-recovery.js';
+import { awaitRestoredApproval, decideStoredApproval, recoverStoredRuns, type RecoveryHost } from './run-recovery.js';
 import { serveRunAction } from './run-action-routes.js';
 import { HttpError, SseStream, allowedHostSet, answerClientError, checkBearer, hostAllowed, parseJsonObject, readBody, sendError, sendJson, timeoutSettings } from './http.js';
 import { findApproval } from './find-approval.js';
 import { checkEditedArgs, parseApproveBody } from './approve-body.js';
 import { agentGraph } from '../inspect/topology.js';
 import { getRunMachine } from '../runtime/run-machine.js';
-import { listRuns, parseRunQuery, storedRunDetail, storedRunView } from './run-index.js';
+import { leaseWaitFields, listRuns, parseRunQuery, storedRunDetail, storedRunView } from './run-index.js';
 import { RunRegistry } from './run-registry.js';
 import { ServerRun } from './runs.js';
 import { findInspectorDir, serveStatic } from './static.js';
@@ -113,6 +114,30 @@ export interface TroupeServer {
   close(): Promise<void>;
 }
 
+const SERVER_OPTION_KEYS = optionKeys<ServerOptions>({
+  agents: true,
+  token: true,
+  host: true,
+  port: true,
+  approvalTimeoutMs: true,
+  inspect: true,
+  runOptions: true,
+  checkpointStore: true,
+  cluster: true,
+  leaseMs: true,
+  maxRuns: true,
+  maxEventsPerRun: true,
+  maxEventBytesPerRun: true,
+  allowedHosts: true,
+  requestTimeoutMs: true,
+  headersTimeoutMs: true,
+  maxBodyBytes: true,
+  maxInputChars: true,
+  inspectorDir: true,
+});
+/** The run options a server may set for its runs (it sets the others itself). */
+const SERVER_RUN_OPTION_KEYS = RUN_OPTION_KEYS.filter((key) => !['signal', 'inspect', 'runId', 'approvalTimeoutMs', 'checkpoint'].includes(key));
+
 const DEFAULT_APPROVAL_TIMEOUT_MS = 300_000;
 /** Longest accepted denial reason (characters). */
 const MAX_REASON_CHARS = 2_000;
@@ -132,6 +157,8 @@ const AGENT_GRAPH = /^\/api\/agents\/([^/]+)\/graph$/;
  * - `GET /` → the inspector page (no token needed to load it; it asks for one)
  */
 export async function createServer(options: ServerOptions): Promise<TroupeServer> {
+  checkOptionKeys(options, SERVER_OPTION_KEYS, 'server');
+  if (options.runOptions !== undefined) checkOptionKeys(options.runOptions, SERVER_RUN_OPTION_KEYS, 'server runOptions');
   const agents = new Map(Object.entries(options.agents));
   const token = options.token ?? randomBytes(24).toString('base64url');
   if (token.length < 8 || /\s/.test(token)) throw new Error('token must be at least 8 characters without whitespace');
@@ -184,8 +211,11 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         store: options.checkpointStore,
         agents,
         isLive: (runId) => registry.get(runId)?.finished === false,
-        resume: (runId, agentName, agent) =>
-          registry.add(new ServerRun({ agentName, agent, input: '', resumeId: runId, runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, maxEventBytes, checkpointStore: options.checkpointStore!, ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) })),
+        resume: (runId, agentName, agent) => {
+          const run = new ServerRun({ agentName, agent, input: '', resumeId: runId, runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, maxEventBytes, checkpointStore: options.checkpointStore!, ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) });
+          registry.add(run);
+          return run;
+        },
       }
     : undefined;
 
@@ -223,7 +253,16 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         const body = parseApproveBody(await readBody(req, maxBodyBytes), req, MAX_REASON_CHARS);
         const stored = await decideStoredApproval(recovery, body);
         if (stored) return sendJson(res, 200, stored);
-        const { run, approval } = findApproval(registry.active(), body);
+        let found;
+        try {
+          found = findApproval(registry.active(), body);
+        } catch (error) {
+          // A run resumed here that has not reopened it yet (restoring, or waiting for a lease): wait for it, or 409 run_locked.
+          if (!(error instanceof HttpError) || error.code !== 'approval_not_found') throw error;
+          await awaitRestoredApproval(recovery, (id) => registry.get(id), body, error);
+          found = findApproval(registry.active(), body);
+        }
+        const { run, approval } = found;
         if (body.args !== undefined) checkEditedArgs(run.agent, approval.agent, approval.tool, body.args);
         if (!run.decide(approval.approvalId, body.approve, body.reason, body.args)) {
           // Decided by someone else between the lookup and now.
@@ -281,7 +320,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
       const stored = runStore ? await storedRunView(runStore, id) : undefined;
       if (run) {
         const { dropped } = run;
-        return sendJson(res, 200, { ...run.summary(), source: 'live', droppedEvents: dropped.count, droppedEventBytes: dropped.bytes, eventBytes: run.eventBytes, eventLog: run.events, ...(stored ? { log: stored } : {}) });
+        return sendJson(res, 200, { ...run.summary(), ...(runStore ? await leaseWaitFields(run, runStore) : {}), source: 'live', droppedEvents: dropped.count, droppedEventBytes: dropped.bytes, eventBytes: run.eventBytes, eventLog: run.events, ...(stored ? { log: stored } : {}) });
       }
       if (!stored) throw new HttpError(404, 'run_not_found', `No run '${id}'.`);
       const listed = (await Promise.resolve(runStore?.list?.()).catch(() => undefined))?.find((summary) => summary.runId === id);

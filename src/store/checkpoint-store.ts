@@ -1,4 +1,5 @@
 import { RunLocked, UserError } from '../errors.js';
+import { checkOptionKeys } from '../option-keys.js';
 import type { Message, Usage } from '../types.js';
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead } from './format.js';
 
@@ -131,6 +132,12 @@ export interface Lease {
   readonly expiresAt: number;
 }
 
+/** Options of `CheckpointStore.claim`. */
+export interface ClaimOptions {
+  /** Take the lease even though it is unexpired, if (and only if) exactly this owner holds it. */
+  readonly takeOverFrom?: string;
+}
+
 /**
  * Fencing for an append: the writer's lease owner and the number of entries it believes are
  * stored. A store that keeps leases refuses the append with `RunLocked` (writing nothing)
@@ -204,10 +211,12 @@ export interface CheckpointStore {
   /**
    * Takes the run's lease for `owner` until now + `ttlMs`, whether or not the run is stored
    * yet (so two same-tick starts of one id are decided here). Succeeds when no lease exists,
-   * the lease expired, or `owner` already holds it.
+   * the lease expired, `owner` already holds it, or it is held by exactly
+   * `options.takeOverFrom` (an owner the caller proved dead: see `claimLease`), atomically:
+   * the owner taken over from can then neither append nor renew.
    * @throws RunLocked when another owner holds an unexpired lease (nothing changes).
    */
-  claim?(runId: string, owner: string, ttlMs: number): MaybePromise<Lease>;
+  claim?(runId: string, owner: string, ttlMs: number, options?: ClaimOptions): MaybePromise<Lease>;
   /** Extends a held lease to now + `ttlMs`. @throws RunLocked when `owner` no longer holds it (taken over). */
   renew?(runId: string, owner: string, ttlMs: number): MaybePromise<Lease>;
   /** Drops the lease when `owner` still holds it; otherwise does nothing. */
@@ -253,6 +262,7 @@ export class MemoryCheckpointStore implements CheckpointStore {
   private readonly now: () => number;
 
   constructor(options: MemoryCheckpointStoreOptions = {}) {
+    checkOptionKeys(options, ['now'], 'MemoryCheckpointStore');
     this.now = options.now ?? Date.now;
   }
 
@@ -297,11 +307,11 @@ export class MemoryCheckpointStore implements CheckpointStore {
     return this.runs.delete(runId);
   }
 
-  claim(runId: string, owner: string, ttlMs: number): Lease {
+  claim(runId: string, owner: string, ttlMs: number, options: ClaimOptions = {}): Lease {
     checkLeaseRequest(runId, owner, ttlMs);
     const now = this.now();
     const held = this.leases.get(runId);
-    if (held && held.owner !== owner && held.expiresAt > now) throw new RunLocked(runId, { owner: held.owner, expiresAt: held.expiresAt });
+    if (held && !mayClaim(held.owner, held.expiresAt, owner, now, options)) throw new RunLocked(runId, { owner: held.owner, expiresAt: held.expiresAt });
     const lease = { runId, owner, expiresAt: now + ttlMs };
     this.leases.set(runId, lease);
     return lease;
@@ -336,6 +346,14 @@ export function checkFence(runId: string, fence: AppendFence, lease: Lease | und
       message: `Run '${runId}' moved on: ${stored} entries are stored but its writer expected ${fence.seq}; nothing was written.`,
     });
   }
+}
+
+/**
+ * Whether `owner` may take a lease `holder` holds until `expiresAt`: it is its own, it
+ * expired, or the claimant takes over from exactly that holder. @internal
+ */
+export function mayClaim(holder: string, expiresAt: number, owner: string, now: number, options: ClaimOptions): boolean {
+  return holder === owner || expiresAt <= now || (options.takeOverFrom !== undefined && holder === options.takeOverFrom);
 }
 
 /** @internal */

@@ -11,6 +11,7 @@ import {
   type CheckpointEntry,
   type CheckpointHead,
   type CheckpointStore,
+  type ClaimOptions,
   type Lease,
   type ListRunsOptions,
   type RunStatus,
@@ -192,12 +193,12 @@ export class PostgresCheckpointStore implements CheckpointStore {
     });
   }
 
-  /** `INSERT … ON CONFLICT DO UPDATE … WHERE` takes a free, expired or own lease in one statement; two claimants are ordered by the row lock. */
-  async claim(runId: string, owner: string, ttlMs: number): Promise<Lease> {
+  /** `INSERT … ON CONFLICT DO UPDATE … WHERE` takes a free, expired, own or taken-over lease in one statement; two claimants are ordered by the row lock. */
+  async claim(runId: string, owner: string, ttlMs: number, options: ClaimOptions = {}): Promise<Lease> {
     checkLeaseRequest(runId, owner, ttlMs);
     return this.db.transaction(async (q) => {
       const now = this.now();
-      const taken = await this.takeLease(q, runId, owner, now, now + ttlMs);
+      const taken = await this.takeLease(q, runId, owner, now, now + ttlMs, options.takeOverFrom);
       if (taken) return taken;
       const held = await this.heldLease(q, runId);
       throw lostLease(runId, owner, held);
@@ -301,14 +302,14 @@ export class PostgresCheckpointStore implements CheckpointStore {
     await q('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`troupe/${this.db.schema}/run/${runId}`]);
   }
 
-  /** Takes the lease when it is free, expired or `owner`'s own; undefined when another owner holds it. */
-  private async takeLease(q: Query, runId: string, owner: string, now: number, expiresAt: number): Promise<Lease | undefined> {
+  /** Takes the lease when it is free, expired, `owner`'s own or held by exactly `takeOverFrom`; undefined when another owner holds it. */
+  private async takeLease(q: Query, runId: string, owner: string, now: number, expiresAt: number, takeOverFrom?: string): Promise<Lease | undefined> {
     const rows = await q(
       this.sql(`INSERT INTO {s}.troupe_leases AS l (run_id, owner, expires_at) VALUES ($1, $2, $3)
         ON CONFLICT (run_id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-        WHERE l.owner = excluded.owner OR l.expires_at <= $4
+        WHERE l.owner = excluded.owner OR l.expires_at <= $4 OR l.owner = $5
         RETURNING run_id`),
-      [runId, owner, expiresAt, now],
+      [runId, owner, expiresAt, now, takeOverFrom ?? null],
     );
     return rows.length > 0 ? { runId, owner, expiresAt } : undefined;
   }

@@ -6,11 +6,27 @@
  */
 import pg from 'pg';
 import { StoreUnavailable, TroupeError, UserError } from '../errors.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
 import { checkSchemaVersion } from './format.js';
 import { inSchema, quoteSchema, type PostgresComponent } from './postgres-layout.js';
 import type { PostgresConnection, PostgresConnectionOptions, PostgresStoreOptions } from './postgres-options.js';
 
 /** Runs one statement; rows come back as plain objects. */
+const POSTGRES_OPTION_KEYS = optionKeys<PostgresStoreOptions>({ schema: true, now: true });
+const POSTGRES_CONNECTION_KEYS = optionKeys<PostgresConnectionOptions>({
+  connectionString: true,
+  host: true,
+  port: true,
+  user: true,
+  password: true,
+  database: true,
+  max: true,
+  connectionTimeoutMillis: true,
+  idleTimeoutMillis: true,
+  ssl: true,
+  applicationName: true,
+});
+
 export type Query = <Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]) => Promise<Row[]>;
 
 /** SQLSTATE classes that mean "the database cannot be used now", not "the statement is wrong". */
@@ -77,6 +93,8 @@ export class PostgresDatabase {
     private readonly component: PostgresComponent | undefined,
     options: PostgresStoreOptions,
   ) {
+    checkOptionKeys(options, POSTGRES_OPTION_KEYS, `PostgreSQL ${label}`);
+    if (typeof connection === 'object' && connection !== null) checkOptionKeys(connection, POSTGRES_CONNECTION_KEYS, 'PostgreSQL connection');
     this.schema = options.schema ?? 'public';
     this.s = quoteSchema(this.schema);
     this.url = describeConnection(connection);

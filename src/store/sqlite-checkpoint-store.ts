@@ -6,8 +6,10 @@ import {
   checkLeaseRequest,
   checkRunId,
   lostLease,
+  mayClaim,
   statusFilter,
   type AppendFence,
+  type ClaimOptions,
   type AppendRequest,
   type Lease,
   type CheckpointEntry,
@@ -15,6 +17,7 @@ import {
   type CheckpointStore,
   type ListRunsOptions,
   type RunSummary,
+  type StoredRun,
 } from './checkpoint-store.js';
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
 import type { Component, SqliteStoreOptions } from './sqlite-options.js';
@@ -159,14 +162,14 @@ export class SqliteCheckpointStore implements CheckpointStore {
     return checked.map((error) => error ?? results[next++]);
   }
 
-  claim(runId: string, owner: string, ttlMs: number): Lease {
+  claim(runId: string, owner: string, ttlMs: number, options: ClaimOptions = {}): Lease {
     checkLeaseRequest(runId, owner, ttlMs);
     const db = this.prepare(true);
     const s = this.statements!;
     return db.transaction(() => {
       const now = this.now();
       const held = s.lease.get(runId);
-      if (held && held.owner !== owner && held.expires_at > now) throw new RunLocked(runId, { owner: held.owner, expiresAt: held.expires_at });
+      if (held && !mayClaim(held.owner, held.expires_at, owner, now, options)) throw new RunLocked(runId, { owner: held.owner, expiresAt: held.expires_at });
       s.putLease.run(runId, owner, now + ttlMs);
       return { runId, owner, expiresAt: now + ttlMs };
     }).immediate();
@@ -190,7 +193,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     this.statements!.releaseLease.run(runId, owner);
   }
 
-  load(runId: string): { entries: readonly CheckpointEntry[]; head: CheckpointHead; schemaVersion: number } | undefined {
+  load(runId: string): StoredRun | undefined {
     const db = this.prepare(false);
     if (!db) return undefined;
     const s = this.statements!;

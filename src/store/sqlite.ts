@@ -3,6 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { UserError } from '../errors.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
 import { checkSchemaVersion } from './format.js';
 import type { Component, SqliteStoreOptions } from './sqlite-options.js';
 
@@ -31,6 +32,7 @@ export class SqliteFile {
     private readonly options: SqliteStoreOptions,
   ) {
     if (typeof path !== 'string' || path.length === 0) throw new UserError(`A SQLite ${component.label} needs a file path, got ${JSON.stringify(path)}.`);
+    checkOptionKeys(options, SQLITE_OPTION_KEYS, `SQLite ${component.label}`);
     this.path = path === ':memory:' ? path : resolve(path);
   }
 
@@ -98,6 +100,8 @@ export class SqliteFile {
     this.database = undefined;
   }
 }
+
+const SQLITE_OPTION_KEYS = optionKeys<SqliteStoreOptions>({ synchronous: true, busyTimeoutMs: true, now: true });
 
 /**
  * Sets WAL mode. SQLite does not call the busy handler for this switch, so two processes

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ToolError, UserError } from '../errors.js';
+import { checkOptionKeys } from '../option-keys.js';
 import { checkAnswer, type HumanAnswer } from '../runtime/humans.js';
 import { portOf } from './call-context.js';
 import { waitForAnswer } from '../waits/wait-for.js';
@@ -45,6 +46,7 @@ const parameters = z.object({
 export function askHuman(channelOrOptions?: HumanChannel | AskHumanOptions, maybeOptions: AskHumanOptions = {}): Tool {
   const channel = typeof channelOrOptions === 'function' ? channelOrOptions : undefined;
   const options = typeof channelOrOptions === 'function' ? maybeOptions : (channelOrOptions ?? maybeOptions);
+  checkOptionKeys(options, ['name', 'description', 'timeoutMs'], 'askHuman');
   return tool({
     name: options.name ?? 'ask_human',
     description:

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { UserError, type ArgumentIssue } from '../errors.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
 import type { RunContext } from './context.js';
 import { isObject, type JsonSchema } from './schema.js';
 import { tool, type NeedsApproval, type Tool, type ToolOptions } from './tool.js';
 
 export interface RawToolOptions<Deps = any>
-  extends Omit<ToolOptions<z.ZodType, Deps>, 'parameters' | 'execute' | 'needsApproval' | 'strict'> {
+  extends Omit<ToolOptions<z.ZodType, Deps>, 'parameters' | 'jsonSchema' | 'execute' | 'needsApproval' | 'strict'> {
   /** A JSON Schema of type "object", shown to the model as it is. */
   parameters: JsonSchema;
   execute: (args: Record<string, unknown>, ctx: RunContext<Deps>) => unknown;
@@ -20,12 +21,30 @@ export interface RawToolOptions<Deps = any>
   source?: string;
 }
 
+const RAW_TOOL_KEYS = optionKeys<RawToolOptions>({
+  name: true,
+  description: true,
+  parameters: true,
+  execute: true,
+  parallel: true,
+  executionMode: true,
+  needsApproval: true,
+  retries: true,
+  timeoutMs: true,
+  maxOutputChars: true,
+  resultRenderer: true,
+  policies: true,
+  validate: true,
+  source: true,
+});
+
 /**
  * A tool whose parameters are a raw JSON Schema instead of zod, for schemas that come
  * from elsewhere at run time (MCP servers, OpenAPI, configuration). Never strict: the
  * schema is shown to the model as given.
  */
 export function rawTool<Deps = any>(options: RawToolOptions<Deps>): Tool<Deps> {
+  checkOptionKeys(options, RAW_TOOL_KEYS, 'rawTool');
   const { parameters, validate = 'check', source, ...rest } = options;
   const schema = normalizeObjectSchema(options.name, parameters);
   // tool() checks the name and the numeric options; the schema parts are replaced below.

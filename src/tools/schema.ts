@@ -15,7 +15,8 @@ export function toModelSchema(parameters: z.ZodType, strict: boolean): JsonSchem
   return strict ? strictify(schema) : schema;
 }
 
-function strictify(node: unknown): JsonSchema {
+/** OpenAI strict mode for a JSON Schema (see `toModelSchema`). */
+export function strictify(node: unknown): JsonSchema {
   if (!isObject(node)) return node as JsonSchema;
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(node)) {

@@ -1,7 +1,12 @@
-import type { z } from 'zod';
 import { UserError } from '../errors.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
 import type { RunContext } from './context.js';
-import { toModelSchema, type JsonSchema } from './schema.js';
+import { resolveParameters, type ToolParameters } from './parameters.js';
+import { strictify, type JsonSchema } from './schema.js';
+import type { StandardOutput, StandardSchemaV1 } from './standard-schema.js';
+
+export type { ToolParameters } from './parameters.js';
+export type { StandardSchemaV1 } from './standard-schema.js';
 
 /** Turns a tool's value into the text the model sees; may be async (its value is awaited). */
 export type ResultRenderer = (result: unknown, ctx: RunContext<any>) => string | Promise<string>;
@@ -18,16 +23,34 @@ export type ToolPolicy = (
 
 export type NeedsApproval<Args> = boolean | ((args: Args, ctx: RunContext<any>) => boolean | Promise<boolean>);
 
-export interface ToolOptions<Schema extends z.ZodType, Deps = any> {
+/**
+ * The arguments `execute` receives for `parameters` of type `Schema`: a validator's output,
+ * a JSON object for a JSON Schema, nothing for a tool without parameters.
+ */
+export type ToolArgs<Schema> = [Schema] extends [undefined] ? Record<string, never> : Schema extends StandardSchemaV1 ? StandardOutput<Schema> : Record<string, unknown>;
+
+export interface ToolOptions<Schema extends ToolParameters | undefined = ToolParameters | undefined, Deps = any> {
   name: string;
   description: string;
-  parameters: Schema;
-  execute: (args: z.output<Schema>, ctx: RunContext<Deps>) => unknown;
+  /**
+   * The arguments: a Standard Schema v1 validator (zod 4, zod 3.24+, valibot, arktype, …;
+   * the model sees the validator's own JSON Schema conversion, or `jsonSchema`), or a plain
+   * JSON Schema object of type "object" (checked with a JSON Schema validator). Left out:
+   * the tool takes no arguments. Anything else is a UserError.
+   */
+  parameters?: Schema;
+  /**
+   * The JSON Schema the model sees, for a validator without a conversion of its own (zod 3,
+   * valibot without `@valibot/to-json-schema`, custom validators); it also replaces a
+   * validator's own conversion. Arguments are still validated by `parameters`.
+   */
+  jsonSchema?: JsonSchema;
+  execute: (args: ToolArgs<Schema>, ctx: RunContext<Deps>) => unknown;
   /** false makes the call a barrier: it waits for in-flight calls and runs alone. Default true. */
   parallel?: boolean;
   /** "sequential" makes the whole batch it appears in run one call at a time. */
   executionMode?: 'parallel' | 'sequential';
-  needsApproval?: NeedsApproval<z.output<Schema>>;
+  needsApproval?: NeedsApproval<ToolArgs<Schema>>;
   /** Extra attempts after the first failure; undefined inherits the agent's defaultToolRetries. */
   retries?: number;
   /** Per attempt; undefined inherits the agent's defaultToolTimeoutMs. */
@@ -36,7 +59,10 @@ export interface ToolOptions<Schema extends z.ZodType, Deps = any> {
   maxOutputChars?: number | null;
   resultRenderer?: ResultRenderer;
   policies?: readonly ToolPolicy[];
-  /** OpenAI strict mode for the schema. Default false. */
+  /**
+   * OpenAI strict mode for the schema (every kind of parameters): every object closed, every
+   * property required, optional ones nullable (a null is read back as absent). Default false.
+   */
   strict?: boolean;
 }
 
@@ -44,7 +70,8 @@ export interface ToolOptions<Schema extends z.ZodType, Deps = any> {
 export interface Tool<Deps = any> {
   readonly name: string;
   readonly description: string;
-  readonly parameters: z.ZodType;
+  /** The validator the model's arguments go through (for a JSON Schema, one troupe built around it). */
+  readonly parameters: StandardSchemaV1;
   /** Schema shown to the model. */
   readonly jsonSchema: JsonSchema;
   /** Non-strict input schema, used for strict-null handling and coercion. */
@@ -69,23 +96,48 @@ export interface Tool<Deps = any> {
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
-export function tool<Schema extends z.ZodType, Deps = any>(options: ToolOptions<Schema, Deps>): Tool<Deps> {
-  if (!TOOL_NAME.test(options.name)) {
-    throw new UserError(`Invalid tool name '${options.name}': use 1-64 characters from a-z, A-Z, 0-9, '_' and '-'.`);
+/** Every option `tool()` takes (an unknown one is a UserError naming the closest). */
+export const TOOL_OPTION_KEYS = optionKeys<ToolOptions>({
+  name: true,
+  description: true,
+  parameters: true,
+  jsonSchema: true,
+  execute: true,
+  parallel: true,
+  executionMode: true,
+  needsApproval: true,
+  retries: true,
+  timeoutMs: true,
+  maxOutputChars: true,
+  resultRenderer: true,
+  policies: true,
+  strict: true,
+});
+
+/**
+ * A tool the model can call. @throws UserError for an unknown option (naming the closest),
+ * a bad name or count, `parameters` of a kind it cannot use (naming what was passed and
+ * what is accepted), or a validator without a JSON Schema conversion and no `jsonSchema`.
+ */
+export function tool<Schema extends ToolParameters | undefined = undefined, Deps = any>(options: ToolOptions<Schema, Deps>): Tool<Deps> {
+  checkOptionKeys(options, TOOL_OPTION_KEYS, 'tool');
+  if (typeof options.name !== 'string' || !TOOL_NAME.test(options.name)) {
+    throw new UserError(`Invalid tool name ${typeof options.name === 'string' ? `'${options.name}'` : String(options.name)}: use 1-64 characters from a-z, A-Z, 0-9, '_' and '-'.`);
   }
+  if (typeof options.execute !== 'function') throw new UserError(`Tool '${options.name}' needs an execute function.`);
   checkCount('retries', options.retries);
   checkCount('timeoutMs', options.timeoutMs);
   if (options.maxOutputChars != null) checkCount('maxOutputChars', options.maxOutputChars);
-  const strict = options.strict ?? false;
-  const looseSchema = toModelSchema(options.parameters, false);
-  if (looseSchema.type !== 'object') {
-    throw new UserError(`Tool '${options.name}': parameters must be a zod object schema.`);
+  if (options.executionMode !== undefined && options.executionMode !== 'parallel' && options.executionMode !== 'sequential') {
+    throw new UserError(`Tool '${options.name}': executionMode must be "parallel" or "sequential", got ${JSON.stringify(options.executionMode)}.`);
   }
+  const strict = options.strict ?? false;
+  const { validator, looseSchema } = resolveParameters(options.name, options.parameters, options.jsonSchema);
   return {
     name: options.name,
     description: options.description,
-    parameters: options.parameters,
-    jsonSchema: strict ? toModelSchema(options.parameters, true) : looseSchema,
+    parameters: validator,
+    jsonSchema: strict ? strictify(looseSchema) : looseSchema,
     looseSchema,
     strict,
     execute: options.execute as Tool<Deps>['execute'],

@@ -1,35 +1,32 @@
-import type { z } from 'zod';
-import { InvalidToolArguments, type ArgumentIssue } from '../errors.js';
+import { InvalidToolArguments } from '../errors.js';
 import { dropStrictNulls, isObject, type JsonSchema } from './schema.js';
+import { checkWith, type StandardSchemaV1 } from './standard-schema.js';
 
 interface ValidationTarget {
   readonly name: string;
-  readonly parameters: z.ZodType;
+  /** The validator (a Standard Schema: the user's, or troupe's around a JSON Schema). */
+  readonly parameters: StandardSchemaV1;
   readonly strict: boolean;
   /** Non-strict input schema, used to read back strict-mode nulls and to coerce. */
   readonly looseSchema: JsonSchema;
 }
 
 /**
- * Validates model arguments against the tool's zod schema. The happy path is a single
- * `safeParse`; only when it fails do we coerce lax model output ("5" for 5, "true" for
- * true) and try once more, so well-formed calls pay nothing for coercion.
- * Throws InvalidToolArguments naming every bad path.
+ * Validates model arguments against the tool's validator. The happy path is a single
+ * validation; only when it fails do we coerce lax model output ("5" for 5, "true" for
+ * true, by the JSON Schema) and try once more, so well-formed calls pay nothing for coercion.
+ * @throws InvalidToolArguments naming every bad path; UserError when the validator is asynchronous.
  */
 export function validateArguments(tool: ValidationTarget, raw: unknown): unknown {
   const input = tool.strict ? dropStrictNulls(raw, tool.looseSchema) : raw;
-  const first = tool.parameters.safeParse(input);
-  if (first.success) return first.data;
+  const first = checkWith(tool.parameters, input, tool.name);
+  if (first.ok) return first.value;
   const coerced = coerce(input, tool.looseSchema);
-  const second = coerced === input ? first : tool.parameters.safeParse(coerced);
-  if (second.success) return second.data;
-  const issues: ArgumentIssue[] = second.error.issues.map((issue) => ({
-    path: issue.path.length === 0 ? '(root)' : issue.path.map(String).join('.'),
-    message: issue.message,
-  }));
+  const second = coerced === input ? first : checkWith(tool.parameters, coerced, tool.name);
+  if (second.ok) return second.value;
   throw new InvalidToolArguments(
-    `Invalid arguments for tool '${tool.name}': ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
-    issues,
+    `Invalid arguments for tool '${tool.name}': ${second.issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`,
+    second.issues,
   );
 }
 

@@ -1,4 +1,4 @@
-import type { AppendFence, CheckpointEntry, CheckpointHead, CheckpointStore, Lease, ListRunsOptions } from '../store/checkpoint-store.js';
+import type { AppendFence, CheckpointEntry, CheckpointHead, CheckpointStore, ClaimOptions, Lease, ListRunsOptions } from '../store/checkpoint-store.js';
 
 /** A store whose lease methods a worker can hand to a run (the PostgreSQL store is one). */
 export type LeasingStore = CheckpointStore & Required<Pick<CheckpointStore, 'claim' | 'renew' | 'release'>>;
@@ -31,7 +31,7 @@ export function ownedStore(store: LeasingStore, owner: string): LeasingStore {
       counts.delete(runId);
       return store.delete ? store.delete(runId) : undefined;
     },
-    claim: (runId: string, _owner: string, ttlMs: number): Promise<Lease> | Lease => store.claim(runId, owner, ttlMs),
+    claim: (runId: string, _owner: string, ttlMs: number, options?: ClaimOptions): Promise<Lease> | Lease => store.claim(runId, owner, ttlMs, options),
     renew: (runId: string, _owner: string, ttlMs: number): Promise<Lease> | Lease => store.renew(runId, owner, ttlMs),
     release: (runId: string): Promise<void> | void => store.release(runId, owner),
   };

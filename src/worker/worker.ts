@@ -11,6 +11,7 @@ import { hostname } from 'node:os';
 import { nanoid } from 'nanoid';
 import type { Agent } from '../agent.js';
 import { UserError } from '../errors.js';
+import { checkOptionKeys, optionKeys } from '../option-keys.js';
 import { InspectionFeed } from '../inspect/feed.js';
 import type { ClaimedRun } from '../store/postgres-queue.js';
 import type { RunBus } from '../store/run-bus.js';
@@ -65,7 +66,21 @@ export interface Worker {
 }
 
 /** Starts the loop at once. @throws UserError for bad options. */
+const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>({
+  store: true,
+  bus: true,
+  agents: true,
+  concurrency: true,
+  owner: true,
+  leaseTtlMs: true,
+  pollMs: true,
+  approvalTimeoutMs: true,
+  suspendOnWait: true,
+  log: true,
+});
+
 export function startWorker(options: WorkerOptions): Worker {
+  checkOptionKeys(options, WORKER_OPTION_KEYS, 'worker');
   const concurrency = options.concurrency ?? 4;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new UserError(`A worker's concurrency must be a positive integer, got ${String(concurrency)}.`);
   if (Object.keys(options.agents).length === 0) throw new UserError('A worker needs at least one agent.');

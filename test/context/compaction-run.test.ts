@@ -115,7 +115,7 @@ describe('contextPolicy in a run', () => {
   it('rejects a malformed policy and a tool named recall_tool_result with a UserError', async () => {
     const model = new ScriptedModel([text('hi')]);
     expect(() => new Agent({ name: 'a', model, contextPolicy: { maxInputTokens: -1 } })).toThrow(new UserError('contextPolicy.maxInputTokens must be a positive integer, got -1.'));
-    expect(() => new Agent({ name: 'a', model, contextPolicy: { maxInputToken: 5 } as never })).toThrow(/^Unknown contextPolicy field 'maxInputToken'; expected one of maxInputTokens, contextWindow, compactTo, offload, clear, summarize\.$/);
+    expect(() => new Agent({ name: 'a', model, contextPolicy: { maxInputToken: 5 } as never })).toThrow(/^Unknown contextPolicy field 'maxInputToken'; did you mean 'maxInputTokens'\? Expected one of maxInputTokens, contextWindow, compactTo, offload, clear, summarize\.$/);
     expect(() => new Agent({ name: 'a', model, contextPolicy: { compactTo: 1 } })).toThrow('contextPolicy.compactTo must be a number between 0 and 1 (exclusive), got 1.');
     await expect(Runner.run(new Agent({ name: 'a', model }), 'hi', { contextPolicy: { offload: { minChars: 0 } } })).rejects.toThrow('contextPolicy.offload.minChars must be a positive integer, got 0.');
     const clash = tool({ name: 'recall_tool_result', description: 'd', parameters: z.object({}), execute: () => 'x' });

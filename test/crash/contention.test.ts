@@ -13,7 +13,7 @@ async function firstToEnd(a: ReturnType<typeof start>, b: ReturnType<typeof star
 function expectLocked(loser: Finished, runId: string, winnerPid: number): void {
   expect(loser.code).toBe(3);
   expect(outcome(loser).error).toMatchObject({ name: 'RunLocked', code: 'RUN_LOCKED' });
-  expect(outcome(loser).error!.message).toMatch(new RegExp(`^Run '${runId}' is locked by 'pid ${winnerPid}/[^']+' until \\S+; nothing was written\\.`));
+  expect(outcome(loser).error!.message).toMatch(new RegExp(`^Run '${runId}' is locked by 'pid ${winnerPid} on [^']+ #[^']+' until \\S+; nothing was written\\.`));
   // Refused before anything else: the stream is run_started, run_failed and no checkpoint was saved.
   expect(loser.lines.filter((l) => l.event).map((l) => l.event!.type)).toEqual(['run_started', 'run_failed']);
 }

@@ -15,7 +15,18 @@ export type { Scenario } from '../fixtures/crash-agents.js';
 
 /** One parsed output line of the fixture. */
 export interface FixtureLine {
-  readonly event?: { readonly type: string; readonly runId: string; readonly callId?: string; readonly approvalId?: string; readonly output?: string; readonly delta?: string; readonly error?: string; readonly entries?: number };
+  readonly event?: {
+    readonly type: string;
+    readonly runId: string;
+    readonly callId?: string;
+    readonly approvalId?: string;
+    readonly output?: string;
+    readonly delta?: string;
+    readonly error?: string;
+    readonly entries?: number;
+    readonly owner?: string;
+    readonly expiresAt?: number;
+  };
   readonly result?: { readonly output: string; readonly turns: number };
   readonly suspended?: ReadonlyArray<{ readonly approvalId: string; readonly callId: string; readonly tool: string }>;
   readonly error?: { readonly name: string; readonly code?: string; readonly message: string };

@@ -34,7 +34,7 @@ function twoClerks(ran: number[]) {
 describe('approvals are addressed by run: a call id shared by two sub-runs never crosses over', () => {
   it('approving the 100-cent refund by approvalId runs only it; the other times out on its own timer and is denied', async () => {
     const ran: number[] = [];
-    const handle = Runner.stream(twoClerks(ran), 'refunds', { runId: 'root', approvalTimeoutMs: 60 });
+    const handle = Runner.stream(twoClerks(ran), 'refunds', { runId: 'root', approvalTimeoutMs: 300 });
     const reading = collect(handle);
     await flush();
     const pending = handle.approvals.pending();

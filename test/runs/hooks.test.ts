@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, Runner, tool, type Model, type RunEvent } from '../../src/index.js';
+import { Agent, MemorySession, Runner, tool, type Message, type Model, type RunEvent } from '../../src/index.js';
 import { ScriptedModel, batch, call, text } from '../../src/entry/testing.js';
 import { GuardrailTripped, HookError, OutputValidationError } from '../../src/errors.js';
 import { collect, completed, deferred, flush, trace } from '../helpers.js';
@@ -21,6 +21,30 @@ describe('beforeModelCall', () => {
     expect(model.requests.map((r) => r.system)).toEqual(['base +one +two', 'base +one +two']);
     expect(model.requests[1]!.messages.map((m) => m.role)).toEqual(['tool']);
     expect(result.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+  });
+
+  it('gets a copy it may change freely: mutating it in place changes neither the transcript, the session nor the next request', async () => {
+    const model = new ScriptedModel([call('echo', { v: 'a' }, 'c1'), text('done')]);
+    const seen: string[][] = [];
+    const agent = new Agent({
+      name: 'a', model, tools: [echo],
+      hooks: {
+        // Plain JavaScript, ignoring the readonly types: empties the array and rewrites what was in it.
+        beforeModelCall: (req, ctx) => {
+          seen.push(req.messages.map((m) => m.content));
+          const messages = req.messages as Message[];
+          (messages[0] as { content: string }).content = 'rewritten';
+          (ctx.transcript as Message[]).length = 0;
+          messages.splice(0, messages.length, { role: 'user', content: 'only this' });
+        },
+      },
+    });
+    const session = new MemorySession();
+    const result = await Runner.run(agent, 'q', { session: { store: session, id: 's1' } });
+    expect(seen).toEqual([['q'], ['q', '', 'echo a']]);
+    expect(model.requests.map((r) => r.messages.map((m) => m.content))).toEqual([['only this'], ['only this']]);
+    expect(result.transcript.map((m) => [m.role, m.content])).toEqual([['user', 'q'], ['assistant', ''], ['tool', 'echo a'], ['assistant', 'done']]);
+    expect((await session.history('s1')).map((m) => m.content)).toEqual(['q', '', 'echo a', 'done']);
   });
 
   it('a throwing beforeModelCall fails the run with HookError and asks no model', async () => {

@@ -48,6 +48,28 @@ export function leaseContract(harness: Harness): void {
     expect((await store.load('r1'))?.entries).toEqual([input(), reply(1)]);
   });
 
+  it('takeOverFrom takes an unexpired lease from exactly that holder, for good: the old owner can no longer append, renew, release or claim it', async () => {
+    const clock = manualClock(0);
+    const store = await fresh(clock.now);
+    await store.claim('r1', 'A', 1000);
+    await store.append('r1', [input()], head(), { owner: 'A', seq: 0 });
+    clock.set(10);
+    // Another holder is named: nothing is taken.
+    await expectRejects(() => store.claim('r1', 'B', 1000, { takeOverFrom: 'C' }), RunLocked, lockedBy('r1', 'A', 1000));
+    expect(await store.claim('r1', 'B', 1000, { takeOverFrom: 'A' })).toEqual(lease('r1', 'B', 1010));
+    await expectRejects(() => store.append('r1', [reply(1)], head({ turn: 1 }), { owner: 'A', seq: 1 }), RunLocked, lockedBy('r1', 'B', 1010));
+    await expectRejects(() => store.renew('r1', 'A', 1000), RunLocked, lockedBy('r1', 'B', 1010));
+    await expectRejects(() => store.claim('r1', 'A', 1000), RunLocked, lockedBy('r1', 'B', 1010));
+    await store.release('r1', 'A');
+    // A second claimant that also proved A dead comes too late: B holds it now.
+    await expectRejects(() => store.claim('r1', 'C', 1000, { takeOverFrom: 'A' }), RunLocked, lockedBy('r1', 'B', 1010));
+    await store.append('r1', [reply(1)], head({ turn: 1 }), { owner: 'B', seq: 1 });
+    // Even once B is done and has released, A stays fenced out (no lease, and the log moved on).
+    await store.release('r1', 'B');
+    await expectRejects(() => store.append('r1', [reply(1)], head({ turn: 1 }), { owner: 'A', seq: 1 }), RunLocked, notLeased('r1', 'A'));
+    expect(await store.load('r1')).toEqual({ entries: [input(), reply(1)], head: head({ turn: 1 }), schemaVersion: 4 });
+  });
+
   it('an expired lease nobody took over still belongs to its owner: it appends and renews', async () => {
     const clock = manualClock(0);
     const store = await fresh(clock.now);

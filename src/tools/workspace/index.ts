@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { ToolError, UserError } from '../../errors.js';
+import { checkOptionKeys } from '../../option-keys.js';
 import type { RunContext } from '../context.js';
 import { toolResult } from '../result.js';
 import { tool, type Tool } from '../tool.js';
@@ -45,6 +46,8 @@ const MB = 1024 * 1024;
  * which is why the default policy asks before every command.
  */
 export function workspaceTools(options: WorkspaceOptions): Tool[] {
+  checkOptionKeys(options, ['root', 'policy', 'tools', 'maxReadBytes', 'shell'], 'workspaceTools');
+  if (options.shell !== undefined) checkOptionKeys(options.shell, ['shell', 'env', 'timeoutMs', 'maxOutputBytes'], 'workspaceTools shell');
   const root = new WorkspaceRoot(options.root);
   checkPolicy(options.policy);
   const selected = options.tools ?? WORKSPACE_TOOL_NAMES;
