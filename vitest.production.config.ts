@@ -6,6 +6,8 @@ export default defineConfig({
   mode: 'production',
   test: {
     include: ['test/**/*.test.ts'],
+    // A throwaway PostgreSQL server unless TROUPE_TEST_POSTGRES_URL names one.
+    globalSetup: ['test/setup/postgres.ts'],
     exclude: ['test/browser/**'],
     testTimeout: 20_000,
     server: { deps: { inline: ['xstate'] } },

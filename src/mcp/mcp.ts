@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolError, TroupeError, UserError } from '../errors.js';
+import { importPeer } from '../peers.js';
 import type { RunContext } from '../tools/context.js';
 import { rawTool } from '../tools/raw-tool.js';
 import { toolResult } from '../tools/result.js';
@@ -11,6 +12,8 @@ import { hasMedia } from '../message-parts.js';
 import { contentParts, renderContent } from './mcp-content.js';
 import { deferredTools } from './deferred-tools.js';
 import type { Tool } from '../tools/tool.js';
+
+const MCP_SDK = '@modelcontextprotocol/sdk';
 
 /** A tool as the MCP server lists it. */
 export interface McpToolInfo {
@@ -129,7 +132,7 @@ export async function mcp(options: McpServerOptions): Promise<McpServer> {
   let endSession: (() => Promise<void>) | undefined;
   if (isStdio) {
     const o = options as McpStdioOptions;
-    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const { StdioClientTransport } = await importPeer(() => import('@modelcontextprotocol/sdk/client/stdio.js'), MCP_SDK, 'troupe/mcp');
     const stdio = new StdioClientTransport({
       command: o.command,
       args: [...(o.args ?? [])],
@@ -150,14 +153,14 @@ export async function mcp(options: McpServerOptions): Promise<McpServer> {
     } catch {
       throw new UserError(`MCP server '${o.name}': '${String(o.url)}' is not a URL.`);
     }
-    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const { StreamableHTTPClientTransport } = await importPeer(() => import('@modelcontextprotocol/sdk/client/streamableHttp.js'), MCP_SDK, 'troupe/mcp');
     const http = new StreamableHTTPClientTransport(url, o.headers ? { requestInit: { headers: o.headers } } : undefined);
     // Ends the session on the server too (best effort; servers may answer 405).
     endSession = () => http.terminateSession().catch(() => {});
     transport = http;
   }
 
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { Client } = await importPeer(() => import('@modelcontextprotocol/sdk/client/index.js'), MCP_SDK, 'troupe/mcp');
   const client = new Client({ name: 'troupe', version: '0.1.0' }, { capabilities: {} });
   const requestTimeout = Math.max(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, options.timeoutMs ?? 0);
   let connected = false;

@@ -42,7 +42,7 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.addons).toEqual([]);
     // otel/: the `tracer` run option's code; @opentelemetry/api itself is not loaded.
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'context', 'deprecated.js', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'store', 'tools', 'types.js',
+      'actors', 'agent.js', 'context', 'deprecated.js', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'otel', 'peers.js', 'rules', 'runtime', 'store', 'tools', 'types.js',
     ]);
     // The deprecated step builders (data helpers), overflow recognition and usage checks: never the ScriptedModel test double.
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/script-steps.js', 'models/usage.js']);
@@ -60,7 +60,7 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/sqlite');
     expect(loaded.exports).toEqual(['SqliteCheckpointStore', 'SqliteSession']);
     expect(loaded.files).toEqual([
-      'entry/sqlite.js', 'errors.js', 'message-parts.js', 'store/checkpoint-store.js', 'store/format.js', 'store/session.js',
+      'entry/sqlite.js', 'errors.js', 'message-parts.js', 'peers.js', 'store/checkpoint-store.js', 'store/format.js', 'store/session.js',
       'store/sqlite-checkpoint-store.js', 'store/sqlite-session.js', 'store/sqlite.js',
     ]);
     expect(loaded.packages).toEqual(['better-sqlite3']);
@@ -73,7 +73,7 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/postgres');
     expect(loaded.exports).toEqual(['PostgresCheckpointStore', 'PostgresRunBus', 'PostgresSession', 'RunLocked', 'StoreUnavailable', 'enqueueRun', 'migratePostgres']);
     expect(loaded.files).toEqual([
-      'entry/postgres.js', 'errors.js', 'message-parts.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-bus.js', 'store/postgres-checkpoint-store.js', 'store/postgres-layout.js',
+      'entry/postgres.js', 'errors.js', 'message-parts.js', 'peers.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-bus.js', 'store/postgres-checkpoint-store.js', 'store/postgres-driver.js', 'store/postgres-layout.js',
       'store/postgres-listener.js', 'store/postgres-migrate.js', 'store/postgres-queue.js', 'store/postgres-session.js', 'store/postgres.js', 'store/session.js',
     ]);
     // pgpass and split2 load when a connection opens.
@@ -91,25 +91,28 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.addons).toEqual([]);
     // No cli/ and no model: startDemoServer loads the scripted demo when called (models/ holds only the model turn's checks).
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'otel', 'rules', 'runtime', 'server', 'tools', 'types.js', 'worker',
+      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'otel', 'peers.js', 'rules', 'runtime', 'server', 'tools', 'types.js', 'worker',
     ]);
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/usage.js']);
     // The worker loop, without pg: the store and bus it is given bring that (troupe/postgres).
     expect(loaded.files.filter((file) => file.startsWith('store/postgres'))).toEqual([]);
   });
 
-  it('troupe/mcp: the MCP tool adapter; the MCP SDK loads on connect', async () => {
+  it('troupe/mcp: the MCP tool adapter; the MCP SDK (found, not loaded, on import) loads on connect', async () => {
     const loaded = await load('troupe/mcp');
     expect(loaded.exports).toEqual(['McpConnectionError', 'mcp', 'mcpContentParts', 'mcpToolName', 'renderMcpContent']);
-    expect(loaded.files).toEqual(['entry/mcp.js', 'errors.js', 'mcp/deferred-tools.js', 'mcp/index.js', 'mcp/mcp-content.js', 'mcp/mcp.js', 'message-parts.js', 'tools/raw-tool.js', 'tools/result.js', 'tools/schema.js', 'tools/tool.js', 'tools/validate.js']);
+    expect(loaded.files).toEqual(['entry/mcp.js', 'errors.js', 'mcp/deferred-tools.js', 'mcp/index.js', 'mcp/mcp-content.js', 'mcp/mcp.js', 'message-parts.js', 'peers.js', 'tools/raw-tool.js', 'tools/result.js', 'tools/schema.js', 'tools/tool.js', 'tools/validate.js']);
     expect(loaded.packages).toEqual(['zod']);
   });
 
-  it('troupe/ai-sdk: the AI SDK adapter, its error type and modelFromEnv', async () => {
+  it('troupe/ai-sdk: the AI SDK adapter, its error type and modelFromEnv, loading no @ai-sdk package (the application brings its provider)', async () => {
     const loaded = await load('troupe/ai-sdk');
     expect(loaded.exports).toEqual(['AiSdkModel', 'ProviderError', 'aiSdkModel', 'defaultParallelToolCalls', 'modelFromEnv']);
-    expect(loaded.files).toEqual(['cli/model-from-env.js', 'entry/ai-sdk.js', 'errors.js', 'models/ai-sdk-parts.js', 'models/ai-sdk.js', 'models/provider-error.js']);
-    expect(loaded.packages).toEqual(['@ai-sdk/openai-compatible', '@ai-sdk/provider', '@ai-sdk/provider-utils', 'eventsource-parser', 'zod']);
+    expect(loaded.files).toEqual([
+      'cli/model-from-env.js', 'entry/ai-sdk.js', 'errors.js', 'models/ai-sdk-options.js', 'models/ai-sdk-parts.js', 'models/ai-sdk-request.js', 'models/ai-sdk-stream.js', 'models/ai-sdk-v4.js',
+      'models/ai-sdk.js', 'models/provider-error.js', 'peers.js',
+    ]);
+    expect(loaded.packages).toEqual([]);
   });
 
   it('troupe/otel: tracing helpers, with @opentelemetry/api loaded only once a tracer is used', async () => {
@@ -117,6 +120,6 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.exports).toContain('traceRun');
     expect(loaded.packages).toEqual([]);
     // context/: the run options' contextPolicy check.
-    expect(areas(loaded)).toEqual(['context', 'errors.js', 'message-parts.js', 'otel', 'runtime']);
+    expect(areas(loaded)).toEqual(['context', 'entry', 'errors.js', 'message-parts.js', 'otel', 'peers.js', 'runtime']);
   });
 });

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
 import type { CheckpointEntry } from '../../src/store/checkpoint-store.js';
+import { CHECKPOINT_SCHEMA_VERSION } from '../../src/store/format.js';
 import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-store.js';
 import { enqueueRun } from '../../src/store/postgres-queue.js';
-import { POSTGRES_SKIP, POSTGRES_URL, adminQuery, expectRejects, lease, manualClock, usePostgresSchema } from './harnesses.js';
+import { POSTGRES_URL, adminQuery, expectRejects, lease, manualClock, usePostgresSchema } from './harnesses.js';
 import { head, input, reply, turnEnd } from './store-helpers.js';
 
 const HASH = 'b'.repeat(64);
@@ -11,7 +12,7 @@ const request: CheckpointEntry = { kind: 'approval_request', turn: 1, index: 0, 
 const claimedRun = (runId: string, owner: string, expiresAt: number) => ({ runId, lease: lease(runId, owner, expiresAt), agent: 'a' });
 const decision: CheckpointEntry = { kind: 'approval_decision', approvalId: 'x:1.0', callId: 'c1', argsHash: HASH, approved: true, decidedAt: 2 };
 
-describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresCheckpointStore.claimNext (workers)${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+describe(`PostgresCheckpointStore.claimNext (workers)`, () => {
   const freshSchema = usePostgresSchema();
   const stores: PostgresCheckpointStore[] = [];
   const open = (schema: string, now: () => number) => {
@@ -48,7 +49,7 @@ describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresCheckpointStore.claimNext 
       expect(await store.claimNext('w2', 100)).toEqual(claimedRun('decided', 'w2', 600));
       // Runs of a newer record format are left to a newer troupe.
       await store.append('future', [input()], head());
-      await adminQuery(`UPDATE "${schema}".troupe_runs SET schema_version = 3 WHERE run_id = 'future'`);
+      await adminQuery(`UPDATE "${schema}".troupe_runs SET schema_version = ${CHECKPOINT_SCHEMA_VERSION + 1} WHERE run_id = 'future'`);
       expect(await store.claimNext('w2', 100)).toBeUndefined();
       await expectRejects(() => store.claimNext('', 100), UserError, 'A lease owner must be a non-empty string, got "".');
     } finally {
