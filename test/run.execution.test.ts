@@ -4,6 +4,16 @@ import { Agent, Runner, tool, toolResult, type RunEvent } from '../src/index.js'
 import { ScriptedModel, batch, call, text } from '../src/entry/testing.js';
 import { collect, completed, deferred, flush, trace, type Deferred } from './helpers.js';
 
+/** What this Node's JSON.parse says about `text` (Node 24 adds the line and column to Node 20's message). */
+function jsonParseMessage(text: string): string {
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error(`${text} is valid JSON`);
+}
+
 /** Tools whose bodies wait for the test to release them, recording start/end order. */
 function gatedTools() {
   const log: string[] = [];
@@ -64,7 +74,7 @@ describe('preflight rejections', () => {
     ]);
     expect(completed(events).map((e) => [e.call.id, e.isError, e.output])).toEqual([
       ['u1', true, "Tool error: unknown tool 'nope'. Available tools: add."],
-      ['j1', true, "Tool error: arguments for tool 'add' are not valid JSON: Expected ',' or '}' after property value in JSON at position 7"],
+      ['j1', true, `Tool error: arguments for tool 'add' are not valid JSON: ${jsonParseMessage('{"a": 1')}`],
       ['o1', true, "Tool error: arguments for tool 'add' must be a JSON object, got an array."],
       ['v1', true, "Tool error: Invalid arguments for tool 'add': a: Invalid input: expected number, received string"],
       ['e1', true, "Tool error: Invalid arguments for tool 'add': a: Invalid input: expected number, received undefined"],

@@ -67,13 +67,14 @@ describe('budgets', () => {
   });
 
   it('maxDurationMs is checked at the turn start', async () => {
-    const sleepy = tool({ name: 'sleepy', description: 'd', parameters: z.object({}), execute: () => new Promise((r) => setTimeout(() => r('z'), 400)) });
+    // The tool outlasts the budget, so the second turn's start is over it; the budget leaves the
+    // first turn's start a wide margin even on a loaded machine (5 ms and 200 ms did not, in CI).
+    const sleepy = tool({ name: 'sleepy', description: 'd', parameters: z.object({}), execute: () => new Promise((r) => setTimeout(() => r('z'), 1_500)) });
     const model = new ScriptedModel([call('sleepy', {}, 's'), text('never')]);
-    // The budget outlasts a cold start to the first reply (a loaded machine), not the tool.
-    const handle = Runner.stream(new Agent({ name: 'x', model, tools: [sleepy] }), 'q', { budget: { maxDurationMs: 200 } });
+    const handle = Runner.stream(new Agent({ name: 'x', model, tools: [sleepy] }), 'q', { budget: { maxDurationMs: 1_000 } });
     const events = await collect(handle);
     expect(trace(events).slice(-3)).toEqual(['tool_call_completed:s', 'turn_ended', 'run_failed']);
-    expect(failure(events)).toMatchObject({ kind: 'durationMs', limit: 200 });
+    expect(failure(events)).toMatchObject({ kind: 'durationMs', limit: 1_000 });
     expect(model.requests).toHaveLength(1);
   });
 });

@@ -1,7 +1,8 @@
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type * as OpenAICompatible from '@ai-sdk/openai-compatible';
 import { UserError } from '../errors.js';
 import { aiSdkModel, type AiSdkModelOptions } from '../models/ai-sdk.js';
 import type { Model } from '../models/model.js';
+import { requirePeer } from '../peers.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -18,7 +19,8 @@ const FORMAT = 'TROUPE_MODEL=openai-compatible:<model>';
  * - `TROUPE_API_KEY`: sent as `Authorization: Bearer …` (optional).
  *
  * Returns undefined when TROUPE_MODEL is unset or empty (the caller falls back to the
- * scripted model); throws a UserError for anything malformed.
+ * scripted model); throws a UserError for anything malformed, and when the provider package
+ * (`@ai-sdk/openai-compatible` 2.x or 3.x, an optional peer of troupe) is not installed.
  */
 export function modelFromEnv(env: Env = process.env, options: AiSdkModelOptions = {}): Model | undefined {
   const spec = env.TROUPE_MODEL?.trim() ?? '';
@@ -50,6 +52,8 @@ export function modelFromEnv(env: Env = process.env, options: AiSdkModelOptions 
     throw new UserError(`TROUPE_BASE_URL '${baseURL}' must be an http:// or https:// URL.`);
   }
   const apiKey = env.TROUPE_API_KEY?.trim() || undefined;
+  // Loaded only here, so that `troupe/ai-sdk` itself needs no provider package.
+  const { createOpenAICompatible } = requirePeer<typeof OpenAICompatible>('@ai-sdk/openai-compatible', `TROUPE_MODEL=${provider}:…`);
   const providerFactory = createOpenAICompatible({
     name: 'local',
     baseURL,

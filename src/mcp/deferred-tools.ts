@@ -12,7 +12,7 @@ import { rawTool } from '../tools/raw-tool.js';
 import { isObject } from '../tools/schema.js';
 import type { Tool } from '../tools/tool.js';
 import { validateArguments } from '../tools/validate.js';
-import type { McpCommonOptions, McpToolInfo } from './mcp.js';
+import type { McpCommonOptions, McpToolInfo } from './mcp-options.js';
 
 export const SEARCH_TOOL = 'search_mcp_tools';
 export const CALL_TOOL = 'call_mcp_tool';

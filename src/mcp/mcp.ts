@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolError, TroupeError, UserError } from '../errors.js';
+import { importPeer } from '../peers.js';
 import type { RunContext } from '../tools/context.js';
 import { rawTool } from '../tools/raw-tool.js';
 import { toolResult } from '../tools/result.js';
@@ -12,45 +13,10 @@ import { contentParts, renderContent } from './mcp-content.js';
 import { deferredTools } from './deferred-tools.js';
 import type { Tool } from '../tools/tool.js';
 
-/** A tool as the MCP server lists it. */
-export interface McpToolInfo {
-  readonly name: string;
-  readonly title?: string;
-  readonly description?: string;
-  readonly inputSchema: JsonSchema;
-  readonly annotations?: { readonly readOnlyHint?: boolean; readonly destructiveHint?: boolean; readonly [key: string]: unknown };
-}
+const MCP_SDK = '@modelcontextprotocol/sdk';
 
-export type McpApproval =
-  | boolean
-  /** Names (as the server calls them) of the tools that need approval. */
-  | readonly string[]
-  | ((tool: McpToolInfo, args: Record<string, unknown>, ctx: RunContext<any>) => boolean | Promise<boolean>);
-
-export interface McpCommonOptions {
-  /** Prefix of every tool name (`<name>__<tool>`) and the server's name in errors: 1-32 of a-z, A-Z, 0-9, '_', '-'. */
-  name: string;
-  /** Which tools to expose (server-side names, or a predicate). Default: all. */
-  tools?: readonly string[] | ((tool: McpToolInfo) => boolean);
-  needsApproval?: McpApproval;
-  /** Tool options applied to every tool of the server (see `tool()`). */
-  retries?: number;
-  timeoutMs?: number;
-  maxOutputChars?: number | null;
-  /** false makes every call of this server a barrier. Default true. */
-  parallel?: boolean;
-  /** "check" (default) checks arguments against the tool's JSON Schema before calling; "none" leaves it to the server. */
-  validate?: 'check' | 'none';
-  /** Protocol timeout per request (connect, list, call) when `timeoutMs` is not longer. Default 60,000. */
-  requestTimeoutMs?: number;
-  /**
-   * true: `tools` is `search_mcp_tools` and `call_mcp_tool` instead of one tool per server
-   * tool, for servers with many tools. The inner tool's schema validation, approval rule
-   * (it sees the inner tool and arguments), retries and timeout still apply. One deferred
-   * server per agent (the two names are fixed). Default false.
-   */
-  defer?: boolean;
-}
+export type { McpApproval, McpCommonOptions, McpToolInfo } from './mcp-options.js';
+import type { McpApproval, McpCommonOptions, McpToolInfo } from './mcp-options.js';
 
 export interface McpStdioOptions extends McpCommonOptions {
   command: string;
@@ -129,7 +95,7 @@ export async function mcp(options: McpServerOptions): Promise<McpServer> {
   let endSession: (() => Promise<void>) | undefined;
   if (isStdio) {
     const o = options as McpStdioOptions;
-    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const { StdioClientTransport } = await importPeer(() => import('@modelcontextprotocol/sdk/client/stdio.js'), MCP_SDK, 'troupe/mcp');
     const stdio = new StdioClientTransport({
       command: o.command,
       args: [...(o.args ?? [])],
@@ -150,14 +116,14 @@ export async function mcp(options: McpServerOptions): Promise<McpServer> {
     } catch {
       throw new UserError(`MCP server '${o.name}': '${String(o.url)}' is not a URL.`);
     }
-    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const { StreamableHTTPClientTransport } = await importPeer(() => import('@modelcontextprotocol/sdk/client/streamableHttp.js'), MCP_SDK, 'troupe/mcp');
     const http = new StreamableHTTPClientTransport(url, o.headers ? { requestInit: { headers: o.headers } } : undefined);
     // Ends the session on the server too (best effort; servers may answer 405).
     endSession = () => http.terminateSession().catch(() => {});
     transport = http;
   }
 
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { Client } = await importPeer(() => import('@modelcontextprotocol/sdk/client/index.js'), MCP_SDK, 'troupe/mcp');
   const client = new Client({ name: 'troupe', version: '0.1.0' }, { capabilities: {} });
   const requestTimeout = Math.max(options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, options.timeoutMs ?? 0);
   let connected = false;

@@ -1,10 +1,10 @@
 /**
  * The AI SDK adapter's handling of parts: content parts (images, files) of user messages and
  * tool results, reasoning blocks with their provider metadata, and tool-call metadata, in
- * both directions (troupe transcript → v3 prompt, v3 stream → troupe parts).
+ * both directions (troupe transcript → v3 prompt, v3/v4 stream → troupe parts; a v4 model's
+ * prompt is the v3 one with its file data re-tagged, ai-sdk-v4.ts).
  */
 import type {
-  LanguageModelV3,
   LanguageModelV3Message,
   LanguageModelV3ToolResultOutput,
   SharedV3ProviderMetadata,
@@ -21,11 +21,11 @@ type AssistantContent = Extract<LanguageModelV3Message, { role: 'assistant' }>['
 const TOOL_RESULT_MEDIA_FAMILIES = new Set(['anthropic', 'google', 'vertex', 'bedrock']);
 
 /**
- * Default content-part support of a v3 model: user images/files everywhere; media in tool
+ * Default content-part support of an AI SDK model: user images/files everywhere; media in tool
  * results only for the families whose providers send them on (the openai-compatible family
  * would flatten them to JSON text, so it gets the text projection).
  */
-export function defaultContentParts(model: LanguageModelV3): ContentPartSupport {
+export function defaultContentParts(model: { readonly provider: string }): ContentPartSupport {
   const family = model.provider.split('.')[0]!.trim();
   return { toolResults: TOOL_RESULT_MEDIA_FAMILIES.has(family), userInput: true };
 }

@@ -1,4 +1,4 @@
-import { APICallError, JSONParseError, TypeValidationError } from '@ai-sdk/provider';
+import type { APICallError, JSONParseError, TypeValidationError } from '@ai-sdk/provider';
 import { ModelError } from '../errors.js';
 
 /**
@@ -80,6 +80,16 @@ export class StreamErrorPart extends Error {
   }
 }
 
+/**
+ * True when `error` is the AI SDK error `name`. AI SDK errors carry a marker under
+ * `Symbol.for('vercel.ai.error.<name>')`, set by every copy and major version of
+ * `@ai-sdk/provider` (its own `isInstance` checks the same), so troupe recognises the errors
+ * of AI SDK 6 and 7 providers alike without loading either package.
+ */
+function isAiSdkError<T>(error: unknown, name: string): error is T {
+  return typeof error === 'object' && error !== null && (error as Record<symbol, unknown>)[Symbol.for(`vercel.ai.error.${name}`)] === true;
+}
+
 /** Turns anything a provider threw (or sent as an `error` part) into a ProviderError. */
 export function toProviderError(caught: unknown, model: { provider: string; modelId: string }, attempts: number): ProviderError {
   if (caught instanceof ProviderError) return caught;
@@ -89,13 +99,13 @@ export function toProviderError(caught: unknown, model: { provider: string; mode
   const after = attempts > 1 ? ` after ${attempts} attempts` : '';
   const common = { provider: model.provider, modelId: model.modelId, attempts, cause: error };
 
-  if (JSONParseError.isInstance(error)) {
+  if (isAiSdkError<JSONParseError>(error, 'AI_JSONParseError')) {
     return new ProviderError(`${base} sent a malformed stream chunk${after}: ${clip(error.text)}`, { ...common, retryable: false });
   }
-  if (TypeValidationError.isInstance(error)) {
+  if (isAiSdkError<TypeValidationError>(error, 'AI_TypeValidationError')) {
     return new ProviderError(`${base} sent a malformed stream chunk${after}: ${clip(safeJson(error.value))}`, { ...common, retryable: false });
   }
-  if (APICallError.isInstance(error)) {
+  if (isAiSdkError<APICallError>(error, 'AI_APICallError')) {
     const status = error.statusCode;
     const retryable = error.isRetryable || status === 429 || (status !== undefined && status >= 500) || isNetworkError(error);
     const detail = status !== undefined ? `HTTP ${status}: ${error.message}` : error.message;

@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import type * as OtelApiModule from '@opentelemetry/api';
+import { requirePeer } from '../peers.js';
 
 /** The `@opentelemetry/api` module. */
 export type OtelApi = typeof OtelApiModule;
@@ -12,8 +12,8 @@ let loaded: OtelApi | undefined;
  * `require` of the package to the same CommonJS build, and the API keeps its global state
  * (context manager, context keys) under `Symbol.for` keys, so this is the instance the
  * application's own tracer provider uses. Never loads an SDK.
- * @throws when `@opentelemetry/api` is not installed (it is a dependency of troupe).
+ * @throws UserError when `@opentelemetry/api` (an optional peer of troupe) is not installed.
  */
 export function otelApi(): OtelApi {
-  return (loaded ??= createRequire(import.meta.url)('@opentelemetry/api') as OtelApi);
+  return (loaded ??= requirePeer<OtelApi>('@opentelemetry/api', 'troupe/otel (a run with a tracer)'));
 }

@@ -5,7 +5,7 @@
  */
 import { UserError } from '../errors.js';
 import type { Message } from '../types.js';
-import type { CheckpointEntry, CheckpointHead, RunStatus, StoredRun } from './checkpoint-store.js';
+import type { CheckpointEntry, CheckpointHead, RunStatus, StoredRun } from './records.js';
 import { Issue, checkEntry, checkHeadValue, checkMessage, describe, isObj } from './record-checks.js';
 
 /** Version of the checkpoint record format (entries and head) this build writes and the newest it reads. */

@@ -5,9 +5,10 @@
  * the owner to poll what it watches.
  */
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type * as Pg from 'pg';
 import type { BusListeners } from './run-bus.js';
 import { poolConfig } from './postgres.js';
+import { pg } from './postgres-driver.js';
 import type { PostgresConnection } from './postgres-options.js';
 
 export type ChannelKind = 'work' | 'message' | 'events';
@@ -27,12 +28,12 @@ export async function listenFor(connection: PostgresConnection, schema: string, 
   // Only the channels someone listens to: a worker does not hear every run's events.
   const wanted = (['work', 'message', 'events'] as const).filter((kind) => listeners[kind] !== undefined);
   const channels = new Map<string, ChannelKind>(wanted.map((kind) => [channelFor(schema, kind), kind]));
-  let client: pg.Client | undefined;
+  let client: Pg.Client | undefined;
   let stopped = false;
   let pause = 100;
   let timer: NodeJS.Timeout | undefined;
 
-  const dispatch = (note: pg.Notification): void => {
+  const dispatch = (note: Pg.Notification): void => {
     const kind = channels.get(note.channel);
     const runId = note.payload ?? '';
     try {
@@ -63,7 +64,7 @@ export async function listenFor(connection: PostgresConnection, schema: string, 
     client = next;
   }
 
-  function drop(failed: pg.Client): void {
+  function drop(failed: Pg.Client): void {
     if (client !== failed) return;
     client = undefined;
     failed.removeAllListeners('notification');

@@ -4,10 +4,11 @@
  * every write runs in one transaction, and the table layout is checked (never created) before
  * the first use.
  */
-import pg from 'pg';
+import type * as Pg from 'pg';
 import { StoreUnavailable, TroupeError, UserError } from '../errors.js';
 import { checkOptionKeys, optionKeys } from '../option-keys.js';
 import { checkSchemaVersion } from './format.js';
+import { pg } from './postgres-driver.js';
 import { inSchema, quoteSchema, type PostgresComponent } from './postgres-layout.js';
 import type { PostgresConnection, PostgresConnectionOptions, PostgresStoreOptions } from './postgres-options.js';
 
@@ -54,7 +55,7 @@ export function describeConnection(connection: PostgresConnection): string {
 }
 
 /** @internal The driver options for `connection` (pools and the listener's client). @throws UserError for a malformed connection. */
-export function poolConfig(connection: PostgresConnection): pg.PoolConfig {
+export function poolConfig(connection: PostgresConnection): Pg.PoolConfig {
   if (typeof connection === 'string') {
     if (!/^postgres(ql)?:\/\//.test(connection)) throw new UserError(`A PostgreSQL connection string must start with postgres:// or postgresql://, got ${JSON.stringify(connection.replace(/:[^:@/]*@/, ':***@'))}.`);
     connection = { connectionString: connection };
@@ -66,7 +67,7 @@ export function poolConfig(connection: PostgresConnection): pg.PoolConfig {
     idleTimeoutMillis: 10_000,
     max: 10,
     ...rest,
-    ...(ssl !== undefined ? { ssl: ssl as pg.PoolConfig['ssl'] } : {}),
+    ...(ssl !== undefined ? { ssl: ssl as Pg.PoolConfig['ssl'] } : {}),
     application_name: applicationName ?? 'troupe',
     keepAlive: true,
     // Idle pooled connections do not keep a process alive (a script that forgot close() still exits).
@@ -81,7 +82,7 @@ export class PostgresDatabase {
   readonly schema: string;
   /** The quoted schema, for SQL. */
   readonly s: string;
-  private readonly pool: pg.Pool;
+  private readonly pool: Pg.Pool;
   private readonly url: string;
   private checked: Promise<void> | undefined;
   private closed = false;
@@ -145,7 +146,7 @@ export class PostgresDatabase {
     return `run \`troupe db migrate --db '${this.url}'${this.schema === 'public' ? '' : ` --schema ${this.schema}`}\``;
   }
 
-  private async commit(client: pg.PoolClient): Promise<void> {
+  private async commit(client: Pg.PoolClient): Promise<void> {
     try {
       await client.query('COMMIT');
     } catch (error) {
@@ -154,9 +155,9 @@ export class PostgresDatabase {
     }
   }
 
-  private async withClient<T>(work: (q: Query, client: pg.PoolClient) => Promise<T>): Promise<T> {
+  private async withClient<T>(work: (q: Query, client: Pg.PoolClient) => Promise<T>): Promise<T> {
     if (this.closed) throw new UserError(`${this.where} is closed.`);
-    let client: pg.PoolClient;
+    let client: Pg.PoolClient;
     try {
       client = await this.pool.connect();
     } catch (error) {

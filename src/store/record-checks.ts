@@ -6,7 +6,7 @@
 import { contentPartsIssue, providerMetadataIssue, reasoningPartsIssue } from '../message-parts.js';
 import type { Message } from '../types.js';
 import { CALL_WAIT_KINDS, DETAIL_ISSUE, RESOLUTION_ISSUE, type CallWaitKind } from '../waits/kinds/records.js';
-import type { CheckpointEntry, CheckpointHead, RunStatus } from './checkpoint-store.js';
+import type { CheckpointEntry, CheckpointHead, RunStatus } from './records.js';
 
 /** Every stored status, in the order messages list them. */
 export const RUN_STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed', 'failed', 'interrupted'];

@@ -1,15 +1,19 @@
 /** Opening a SQLite file for one of the stores: lazily, WAL mode, versioned tables. */
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { UserError } from '../errors.js';
 import { checkOptionKeys, optionKeys } from '../option-keys.js';
+import { requirePeer } from '../peers.js';
 import { checkSchemaVersion } from './format.js';
 import type { Component, SqliteStoreOptions } from './sqlite-options.js';
 
 export type { Component, SqliteStoreOptions } from './sqlite-options.js';
 
-export type SqliteDatabase = Database.Database;
+export type SqliteDatabase = BetterSqlite3.Database;
+
+// An optional peer: loaded when `troupe/sqlite` is imported (the addon itself loads when a database opens).
+const Database = requirePeer<typeof BetterSqlite3>('better-sqlite3', 'troupe/sqlite');
 
 const META = `CREATE TABLE IF NOT EXISTS troupe_meta (
   component TEXT PRIMARY KEY,

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-store.js';
-import { POSTGRES_SKIP, POSTGRES_URL, shownUrl, usePostgresSchema } from '../store/harnesses.js';
+import { POSTGRES_URL, shownUrl, usePostgresSchema } from '../store/harnesses.js';
 import { head, input } from '../store/store-helpers.js';
 
 const run = promisify(execFile);
@@ -35,7 +35,7 @@ describe('troupe db', () => {
   });
 });
 
-describe.skipIf(POSTGRES_SKIP !== undefined)(`troupe db migrate on PostgreSQL${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+describe(`troupe db migrate on PostgreSQL`, () => {
   const freshSchema = usePostgresSchema();
 
   it('creates the tables once, then reports them up to date; a store can use them', async () => {

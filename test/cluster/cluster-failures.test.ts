@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreUnavailable } from '../../src/errors.js';
 import { PostgresRunBus } from '../../src/store/postgres-bus.js';
-import { POSTGRES_SKIP, POSTGRES_URL, adminQuery } from '../store/harnesses.js';
+import { POSTGRES_URL, adminQuery } from '../store/harnesses.js';
 import { call, eventually, openSse, type SseClient } from '../server/helpers.js';
 import { useCluster } from './cluster-harness.js';
 import { TcpProxy } from './tcp-proxy.js';
@@ -9,7 +9,7 @@ import { TcpProxy } from './tcp-proxy.js';
 const resultsByCall = (entries: readonly { kind: string; message?: unknown }[]) =>
   entries.filter((e) => e.kind === 'result').map((e) => (e.message as { callId: string }).callId).sort();
 
-describe.skipIf(POSTGRES_SKIP !== undefined)(`cluster nodes when the database fails${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+describe(`cluster nodes when the database fails`, () => {
   const cluster = useCluster();
   const open: SseClient[] = [];
   const proxies: TcpProxy[] = [];

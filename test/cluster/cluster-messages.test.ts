@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { POSTGRES_SKIP, adminQuery } from '../store/harnesses.js';
+import { adminQuery } from '../store/harnesses.js';
 import { call, eventually, openSse, trace, type SseClient } from '../server/helpers.js';
 import type { TroupeServer } from '../../src/server/index.js';
 import { useCluster } from './cluster-harness.js';
 
 const approvalOf = (client: SseClient): string => (client.events().find((e) => e.type === 'approval_required') as unknown as { approvalId: string }).approvalId;
 
-describe.skipIf(POSTGRES_SKIP !== undefined)(`messages between cluster nodes${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+describe(`messages between cluster nodes`, () => {
   const cluster = useCluster();
   const open: SseClient[] = [];
   afterEach(() => {

@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { POSTGRES_SKIP } from '../store/harnesses.js';
 import { call, openSse, trace, type SseClient } from '../server/helpers.js';
 import { useCluster } from './cluster-harness.js';
 
-describe.skipIf(POSTGRES_SKIP !== undefined)(`servers and workers on one PostgreSQL${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+describe(`servers and workers on one PostgreSQL`, () => {
   const cluster = useCluster();
   const open: SseClient[] = [];
   afterEach(() => {

@@ -3,7 +3,7 @@ import type { WireRunEvent } from '../../src/inspect/wire.js';
 import { RemoteStreams } from '../../src/server/remote-streams.js';
 import { PostgresRunBus } from '../../src/store/postgres-bus.js';
 import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-store.js';
-import { POSTGRES_SKIP, POSTGRES_URL, usePostgresSchema } from '../store/harnesses.js';
+import { POSTGRES_URL, usePostgresSchema } from '../store/harnesses.js';
 import { head, input, usage } from '../store/store-helpers.js';
 
 /** A watcher that records what it gets and whether it ended. */
@@ -27,7 +27,7 @@ function recorder() {
   };
 }
 
-describe.skipIf(POSTGRES_SKIP !== undefined)(`remote run streams${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+describe(`remote run streams`, () => {
   const freshSchema = usePostgresSchema();
   const opened: Array<{ close(): Promise<void> }> = [];
   afterEach(async () => {

@@ -9,7 +9,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { CheckpointEntry } from '../../src/store/checkpoint-store.js';
 import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-store.js';
-import { POSTGRES_SKIP, POSTGRES_URL, adminQuery, usePostgresSchema } from '../store/harnesses.js';
+import { POSTGRES_URL, adminQuery, usePostgresSchema } from '../store/harnesses.js';
 import { call, openSse, type SseClient } from '../server/helpers.js';
 import { killAll, startServeProcess, startWorkerProcess, type ServeAddress, type WorkerProcess } from './troupe-process.js';
 
@@ -40,7 +40,7 @@ const resultIds = (entries: readonly CheckpointEntry[]) => entries.flatMap((e) =
 const expectedCalls = (agent: string) => (agent === 'approver' ? ['p1', 'w0', 'w1', 'w2', 'w3'] : ['w0', 'w1', 'w2', 'w3', 'w4']);
 const key = (runId: string, callId: string) => `${runId} ${callId}`;
 
-describe.skipIf(POSTGRES_SKIP !== undefined)(`scale-out with worker and server processes${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+describe(`scale-out with worker and server processes`, () => {
   const freshSchema = usePostgresSchema();
   const streams: SseClient[] = [];
   const stores: PostgresCheckpointStore[] = [];

@@ -42,7 +42,7 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.addons).toEqual([]);
     // otel/: the `tracer` run option's code; @opentelemetry/api itself is not loaded.
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'context', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'option-keys.js', 'otel', 'rules', 'runtime', 'store', 'tools', 'types.js', 'waits',
+      'actors', 'agent.js', 'context', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'option-keys.js', 'otel', 'peers.js', 'rules', 'runtime', 'store', 'tools', 'types.js', 'waits',
     ]);
     // Overflow recognition and usage checks: never the ScriptedModel test double.
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/usage.js']);
@@ -61,7 +61,7 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/sqlite');
     expect(loaded.exports).toEqual(['SqliteCheckpointStore', 'SqliteSession']);
     expect(loaded.files).toEqual([
-      'entry/sqlite.js', 'errors.js', 'message-parts.js', 'option-keys.js', 'store/checkpoint-store.js', 'store/format.js', 'store/record-checks.js', 'store/session.js',
+      'entry/sqlite.js', 'errors.js', 'message-parts.js', 'option-keys.js', 'peers.js', 'store/checkpoint-store.js', 'store/format.js', 'store/record-checks.js', 'store/session.js',
       'store/sqlite-checkpoint-store.js', 'store/sqlite-session.js', 'store/sqlite.js', 'waits/kinds/records.js',
     ]);
     expect(loaded.packages).toEqual(['better-sqlite3']);
@@ -74,7 +74,7 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/postgres');
     expect(loaded.exports).toEqual(['PostgresCheckpointStore', 'PostgresRunBus', 'PostgresSession', 'RunLocked', 'StoreUnavailable', 'enqueueRun', 'migratePostgres']);
     expect(loaded.files).toEqual([
-      'entry/postgres.js', 'errors.js', 'message-parts.js', 'option-keys.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-bus.js', 'store/postgres-checkpoint-store.js', 'store/postgres-layout.js',
+      'entry/postgres.js', 'errors.js', 'message-parts.js', 'option-keys.js', 'peers.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-bus.js', 'store/postgres-checkpoint-store.js', 'store/postgres-driver.js', 'store/postgres-layout.js',
       'store/postgres-listener.js', 'store/postgres-migrate.js', 'store/postgres-queue.js', 'store/postgres-session.js', 'store/postgres.js', 'store/record-checks.js', 'store/session.js',
       'waits/kinds/records.js',
     ]);
@@ -93,29 +93,32 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.addons).toEqual([]);
     // No cli/ and no model: startDemoServer loads the scripted demo when called (models/ holds only the model turn's checks).
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'option-keys.js', 'otel', 'rules', 'runtime', 'server', 'store', 'tools', 'types.js', 'waits', 'worker',
+      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'option-keys.js', 'otel', 'peers.js', 'rules', 'runtime', 'server', 'store', 'tools', 'types.js', 'waits', 'worker',
     ]);
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/usage.js']);
     // The worker loop, without pg: the store and bus it is given bring that (troupe/postgres).
     expect(loaded.files.filter((file) => file.startsWith('store/postgres'))).toEqual([]);
   });
 
-  it('troupe/mcp: the MCP tool adapter; the MCP SDK loads on connect', async () => {
+  it('troupe/mcp: the MCP tool adapter; the MCP SDK (found, not loaded, on import) loads on connect', async () => {
     const loaded = await load('troupe/mcp');
     expect(loaded.exports).toEqual(['McpConnectionError', 'mcp', 'mcpContentParts', 'mcpToolName', 'renderMcpContent']);
     // tools/json-schema-validator.js loads @cfworker/json-schema only when a JSON Schema tool is made.
     expect(loaded.files).toEqual([
-      'entry/mcp.js', 'errors.js', 'mcp/deferred-tools.js', 'mcp/index.js', 'mcp/mcp-content.js', 'mcp/mcp.js', 'message-parts.js', 'option-keys.js',
+      'entry/mcp.js', 'errors.js', 'mcp/deferred-tools.js', 'mcp/index.js', 'mcp/mcp-content.js', 'mcp/mcp.js', 'message-parts.js', 'option-keys.js', 'peers.js',
       'tools/json-schema-validator.js', 'tools/parameters.js', 'tools/raw-tool.js', 'tools/result.js', 'tools/schema.js', 'tools/standard-schema.js', 'tools/tool.js', 'tools/validate.js',
     ]);
     expect(loaded.packages).toEqual(['zod']);
   });
 
-  it('troupe/ai-sdk: the AI SDK adapter, its error type and modelFromEnv', async () => {
+  it('troupe/ai-sdk: the AI SDK adapter, its error type and modelFromEnv, loading no @ai-sdk package (the application brings its provider)', async () => {
     const loaded = await load('troupe/ai-sdk');
     expect(loaded.exports).toEqual(['AiSdkModel', 'ProviderError', 'aiSdkModel', 'defaultParallelToolCalls', 'modelFromEnv']);
-    expect(loaded.files).toEqual(['cli/model-from-env.js', 'entry/ai-sdk.js', 'errors.js', 'models/ai-sdk-parts.js', 'models/ai-sdk.js', 'models/provider-error.js', 'option-keys.js']);
-    expect(loaded.packages).toEqual(['@ai-sdk/openai-compatible', '@ai-sdk/provider', '@ai-sdk/provider-utils', 'eventsource-parser', 'zod']);
+    expect(loaded.files).toEqual([
+      'cli/model-from-env.js', 'entry/ai-sdk.js', 'errors.js', 'models/ai-sdk-options.js', 'models/ai-sdk-parts.js', 'models/ai-sdk-request.js', 'models/ai-sdk-stream.js',
+      'models/ai-sdk-v4.js', 'models/ai-sdk.js', 'models/provider-error.js', 'option-keys.js', 'peers.js',
+    ]);
+    expect(loaded.packages).toEqual([]);
   });
 
   it('troupe/otel: tracing helpers, with @opentelemetry/api loaded only once a tracer is used', async () => {
@@ -123,7 +126,7 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.exports).toContain('traceRun');
     expect(loaded.packages).toEqual([]);
     // context/: the run options' contextPolicy check; machines/: only the table of the chart's state ids (run-states.js).
-    expect(areas(loaded)).toEqual(['context', 'errors.js', 'machines', 'message-parts.js', 'option-keys.js', 'otel', 'runtime']);
+    expect(areas(loaded)).toEqual(['context', 'entry', 'errors.js', 'machines', 'message-parts.js', 'option-keys.js', 'otel', 'peers.js', 'runtime']);
     expect(loaded.files.filter((file) => file.startsWith('machines/'))).toEqual(['machines/run-states.js']);
   });
 });

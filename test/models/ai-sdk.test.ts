@@ -2,7 +2,11 @@ import { APICallError } from '@ai-sdk/provider';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Agent, ModelError, Runner, UserError, tool, type Message } from '../../src/index.js';
-import { aiSdkModel, retryDelayMs, toCallOptions, toPrompt } from '../../src/models/ai-sdk.js';
+import type { LanguageModelV3, LanguageModelV4 } from '@ai-sdk/provider';
+import type { createOpenAICompatible as createV2 } from '@ai-sdk/openai-compatible';
+import type { createOpenAICompatible as createV3 } from 'openai-compatible-3';
+import { aiSdkModel, retryDelayMs, type AiSdkLanguageModel } from '../../src/models/ai-sdk.js';
+import { toCallOptions, toPrompt } from '../../src/models/ai-sdk-request.js';
 import type { ModelRequest, ModelStreamPart } from '../../src/models/model.js';
 import { ProviderError, retryAfter, toProviderError } from '../../src/models/provider-error.js';
 import { fakeLanguageModel, finish, usage } from './fake-language-model.js';
@@ -31,6 +35,15 @@ const http = (statusCode: number, message = 'boom', responseHeaders?: Record<str
   new APICallError({ message, url: 'http://x/v1/chat/completions', requestBodyValues: {}, statusCode, responseHeaders });
 
 const fast = { initialRetryDelayMs: 0 };
+
+/** Compile-time checks: what aiSdkModel takes fits both specifications and both provider majors. */
+type Takes<T extends AiSdkLanguageModel> = T;
+export type AcceptedModels = [
+  Takes<LanguageModelV3>,
+  Takes<LanguageModelV4>,
+  Takes<ReturnType<ReturnType<typeof createV2>['chatModel']>>,
+  Takes<ReturnType<ReturnType<typeof createV3>['chatModel']>>,
+];
 
 describe('aiSdkModel: stream translation', () => {
   it('streams reasoning and text deltas, then usage and the unified finish reason', async () => {
@@ -108,12 +121,14 @@ describe('aiSdkModel: stream translation', () => {
     expect(await drain(aiSdkModel(model).stream(request()))).toEqual([{ type: 'tool_call', call: { id: 'c1', name: 'add', arguments: '{}' } }]);
   });
 
-  it('rejects a model that is not a LanguageModelV3', () => {
+  it('rejects a model that is neither a LanguageModelV3 nor a LanguageModelV4, naming the versions it takes', () => {
+    const accepted = "aiSdkModel takes an AI SDK language model of specificationVersion 'v3' (AI SDK 6 providers, @ai-sdk/provider 3.x) or 'v4' (AI SDK 7 providers, @ai-sdk/provider 4.x)";
     const v2 = { ...fakeLanguageModel([]), specificationVersion: 'v2' } as never;
     expect(() => aiSdkModel(v2)).toThrow(UserError);
-    expect(() => aiSdkModel(v2)).toThrow(
-      "aiSdkModel needs an AI SDK LanguageModelV3 (specificationVersion 'v3'), got 'v2'. Use a provider package built for AI SDK 6 (@ai-sdk/provider 3.x).",
-    );
+    expect(() => aiSdkModel(v2)).toThrow(`${accepted}, got 'v2'. Use a provider package built for AI SDK 6 or 7.`);
+    expect(() => aiSdkModel({ ...fakeLanguageModel([]), specificationVersion: 'v5' } as never)).toThrow(`${accepted}, got 'v5'. Use a provider package built for AI SDK 6 or 7.`);
+    expect(() => aiSdkModel({ provider: 'p', modelId: 'm' } as never)).toThrow(`${accepted}, got no specificationVersion. Use a provider package built for AI SDK 6 or 7.`);
+    expect(aiSdkModel({ ...fakeLanguageModel([]), specificationVersion: 'v4' } as never).name).toBe('fake.chat:fake-model');
     expect(() => aiSdkModel(fakeLanguageModel([]), { maxRetries: -1 })).toThrow('aiSdkModel: maxRetries must be a non-negative integer, got -1.');
   });
 
@@ -393,6 +408,61 @@ describe('aiSdkModel in a run', () => {
           { type: 'tool-result', toolCallId: 'c2', toolName: 'add', output: { type: 'text', value: '2' } },
         ],
       },
+    ]);
+  });
+});
+
+describe('aiSdkModel: a LanguageModelV4 (AI SDK 7) gets v4 call options', () => {
+  it('file data is tagged and tool-result media become file parts; the rest is the v3 shape', async () => {
+    const v4 = { ...fakeLanguageModel([{ parts: [finish('stop')] }], { provider: 'anthropic.messages' }), specificationVersion: 'v4' } as unknown as ReturnType<typeof fakeLanguageModel>;
+    const messages: Message[] = [
+      { role: 'user', content: 'see [image] and [file report.pdf]', parts: [{ type: 'text', text: 'see' }, { type: 'image', data: 'iVBORw0KGgo=', mediaType: 'image/png' }, { type: 'file', data: 'JVBERi0=', mediaType: 'application/pdf', filename: 'report.pdf' }] },
+      { role: 'assistant', agent: 'a', content: '', reasoningParts: [{ text: 'look', providerMetadata: { anthropic: { signature: 'sig' } } }], toolCalls: [{ id: 'c1', name: 'chart', arguments: '{}' }] },
+      { role: 'tool', callId: 'c1', name: 'chart', content: 'chart [image]', isError: false, parts: [{ type: 'text', text: 'chart' }, { type: 'image', data: 'iVBORw0KGgo=', mediaType: 'image/png' }, { type: 'file', data: 'JVBERi0=', mediaType: 'application/pdf', filename: 'a.pdf' }] },
+    ];
+    await drain(aiSdkModel(v4).stream(request({ messages, system: '' })));
+    expect(v4.calls[0]!.prompt).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'see' },
+          { type: 'file', data: { type: 'data', data: 'iVBORw0KGgo=' }, mediaType: 'image/png' },
+          { type: 'file', data: { type: 'data', data: 'JVBERi0=' }, mediaType: 'application/pdf', filename: 'report.pdf' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', text: 'look', providerOptions: { anthropic: { signature: 'sig' } } },
+          { type: 'tool-call', toolCallId: 'c1', toolName: 'chart', input: {} },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'c1',
+            toolName: 'chart',
+            output: {
+              type: 'content',
+              value: [
+                { type: 'text', text: 'chart' },
+                { type: 'file', data: { type: 'data', data: 'iVBORw0KGgo=' }, mediaType: 'image/png' },
+                { type: 'file', data: { type: 'data', data: 'JVBERi0=' }, mediaType: 'application/pdf', filename: 'a.pdf' },
+              ],
+            },
+          },
+        ],
+      },
+    ]);
+    // The same request to a v3 model keeps v3's untagged data and image-data / file-data parts.
+    const v3 = fakeLanguageModel([{ parts: [finish('stop')] }], { provider: 'anthropic.messages' });
+    await drain(aiSdkModel(v3).stream(request({ messages, system: '' })));
+    expect((v3.calls[0]!.prompt[0]!.content as unknown[])[1]).toEqual({ type: 'file', data: 'iVBORw0KGgo=', mediaType: 'image/png' });
+    expect((v3.calls[0]!.prompt[2]!.content as Array<{ output: { value: unknown[] } }>)[0]!.output.value.slice(1)).toEqual([
+      { type: 'image-data', data: 'iVBORw0KGgo=', mediaType: 'image/png' },
+      { type: 'file-data', data: 'JVBERi0=', mediaType: 'application/pdf', filename: 'a.pdf' },
     ]);
   });
 });

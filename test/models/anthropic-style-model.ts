@@ -52,10 +52,14 @@ export function thinkingProblem(prompt: LanguageModelV3CallOptions['prompt']): s
   return undefined;
 }
 
-export function anthropicStyleModel(): AnthropicStyleModel {
+/**
+ * `spec: 'v4'` reports itself as an AI SDK 7 model (LanguageModelV4), so the adapter sends the
+ * v4 call options; their reasoning and tool-call parts have the v3 shape this model reads.
+ */
+export function anthropicStyleModel(spec: 'v3' | 'v4' = 'v3'): AnthropicStyleModel {
   const prompts: LanguageModelV3CallOptions['prompt'][] = [];
   return {
-    specificationVersion: 'v3',
+    specificationVersion: spec as 'v3',
     provider: 'anthropic.messages',
     modelId: 'claude-test',
     supportedUrls: {},

@@ -15,8 +15,12 @@ export interface RecordedHttpRequest {
 
 export type Reply =
   /** SSE chunks (objects are JSON-encoded, strings are sent as they are), then `data: [DONE]`. */
-  /** `drop`: the connection is destroyed after the chunks (a stream cut mid-reply). */
-  | { readonly kind: 'sse'; readonly chunks: ReadonlyArray<object | string>; readonly done?: boolean; readonly hang?: boolean; readonly drop?: boolean }
+  /**
+   * `drop`: the connection is closed after the chunks (a stream cut mid-reply); given a
+   * promise, once it settles (e.g. when the client has seen the chunks: Node 24's fetch may
+   * drop data still unread when the connection closes).
+   */
+  | { readonly kind: 'sse'; readonly chunks: ReadonlyArray<object | string>; readonly done?: boolean; readonly hang?: boolean; readonly drop?: boolean | Promise<unknown> }
   | { readonly kind: 'status'; readonly status: number; readonly body?: string; readonly headers?: Record<string, string> }
   /** Drops the connection without answering. */
   | { readonly kind: 'destroy' };
@@ -88,7 +92,9 @@ export async function startChatServer(replies: ReplySource[] = []): Promise<Chat
         }
         if (reply.drop) {
           // Flushes what was written, then closes the connection mid-body (no final chunk).
-          req.socket.end();
+          const drop = (): void => void req.socket.end();
+          if (reply.drop === true) drop();
+          else void reply.drop.then(drop, drop);
           return;
         }
         if (reply.done !== false) res.write('data: [DONE]\n\n');

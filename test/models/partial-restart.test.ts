@@ -6,7 +6,7 @@ import { aiSdkModel } from '../../src/models/ai-sdk.js';
 import type { ModelRequest, ModelStreamPart } from '../../src/models/model.js';
 import { serializeRunEvent } from '../../src/server/serialize.js';
 import { UIMessageChunkMapper } from '../../src/server/ui-chunks.js';
-import { collect } from '../helpers.js';
+import { collect, deferred } from '../helpers.js';
 import { fakeLanguageModel, finish } from './fake-language-model.js';
 import { chunk, startChatServer, textReply, toolCallsReply, type ChatServer } from './openai-server.js';
 
@@ -99,14 +99,18 @@ describe('partial-output restarts', () => {
   });
 
   it('over the loopback server: a connection dropped mid-reply is retried, the voided text announced first', async () => {
+    // The connection drops once the run has streamed the partial text.
+    const streamed = deferred<void>();
     server = await startChatServer([
-      { kind: 'sse', chunks: [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Partial ' }), chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'echo', arguments: '{"te' } }] })], drop: true },
+      { kind: 'sse', chunks: [chunk({ role: 'assistant', content: '' }), chunk({ content: 'Partial ' }), chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'echo', arguments: '{"te' } }] })], drop: streamed.promise },
       toolCallsReply([{ id: 'call_2', name: 'echo', args: { text: 'again' } }]),
       textReply('All done.'),
     ]);
     const provider = createOpenAICompatible({ baseURL: server.baseURL, name: 'local', apiKey: 'k' });
     const agent = new Agent({ name: 'a', model: aiSdkModel(provider('test-model'), { initialRetryDelayMs: 1, maxRetryDelayMs: 2 }), tools: [echo] });
-    const events = await collect(Runner.stream(agent, 'go'));
+    const events = await collect(Runner.stream(agent, 'go'), (event) => {
+      if (event.type === 'text_delta') streamed.resolve();
+    });
     expect(order(events)).toEqual([
       'run_started',
       'turn_started',

@@ -1,4 +1,3 @@
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Agent, MemoryCheckpointStore, Runner, tool, type AssistantMessage, type CheckpointEntry, type Message } from '../../src/index.js';
@@ -9,6 +8,7 @@ import { decodeEntry } from '../../src/store/format.js';
 import { collect, deferred, flush } from '../helpers.js';
 import { REDACTED, SIGNATURE, THINKING, anthropicStyleModel } from './anthropic-style-model.js';
 import { chunk, startChatServer, textReply, usageChunk, type ChatServer } from './openai-server.js';
+import { PROVIDER_PACKAGES, titleFor } from './provider-packages.js';
 
 let server: ChatServer | undefined;
 afterEach(async () => {
@@ -28,8 +28,8 @@ const signedReply = {
 };
 
 describe('reasoning fidelity: provider metadata goes back to the provider', () => {
-  it('an Anthropic-style provider that requires the signed and redacted thinking of the last turn completes a tool loop', async () => {
-    const provider = anthropicStyleModel();
+  it.each(['v3', 'v4'] as const)('an Anthropic-style provider (%s) that requires the signed and redacted thinking of the last turn completes a tool loop', async (spec) => {
+    const provider = anthropicStyleModel(spec);
     const agent = new Agent({ name: 'forecaster', model: aiSdkModel(provider), tools: [weather] });
     const result = await Runner.run(agent, 'Weather in Zürich?');
     expect(result.output).toBe('It is 18 °C in Zürich.');
@@ -129,34 +129,38 @@ describe('reasoning fidelity: provider metadata goes back to the provider', () =
     expect(aiSdkModel(fakeLanguageModel([], { provider: 'anthropic.messages' }), { contentParts: { userInput: false } }).contentParts).toEqual({ toolResults: true, userInput: false });
   });
 
-  it('through the loopback OpenAI-compatible server: reasoning text and a Gemini thought signature round-trip', async () => {
-    server = await startChatServer([
-      {
-        kind: 'sse',
-        chunks: [
-          chunk({ role: 'assistant', content: null }),
-          chunk({ reasoning_content: 'Need the weather. ' }),
-          chunk({ reasoning_content: 'Calling the tool.' }),
-          chunk({ tool_calls: [{ index: 0, id: 'call_w', type: 'function', function: { name: 'weather', arguments: '{"city":"Zürich"}' }, extra_content: { google: { thought_signature: 'ts-Cp8BAdHtim9' } } }] }),
-          chunk({}, 'tool_calls'),
-          usageChunk(20, 8),
-        ],
-      },
-      textReply('18 °C.'),
-    ]);
-    // Gemini's OpenAI-compatible endpoint: the provider is named 'google', as the signature's key.
-    const provider = createOpenAICompatible({ baseURL: server.baseURL, name: 'google', apiKey: 'k' });
-    const result = await Runner.run(new Agent({ name: 'forecaster', model: aiSdkModel(provider('gemini-test')), tools: [weather] }), 'Weather in Zürich?');
-    expect(result.output).toBe('18 °C.');
-    const reply = result.transcript[1] as AssistantMessage;
-    expect(reply.toolCalls).toEqual([{ id: 'call_w', name: 'weather', arguments: '{"city":"Zürich"}', providerMetadata: { google: { thoughtSignature: 'ts-Cp8BAdHtim9' } } }]);
-    expect(reply.reasoning).toBe('Need the weather. Calling the tool.');
-    const assistant = server.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'assistant');
-    expect(assistant).toEqual({
-      role: 'assistant',
-      content: null,
-      reasoning_content: 'Need the weather. Calling the tool.',
-      tool_calls: [{ id: 'call_w', type: 'function', function: { name: 'weather', arguments: '{"city":"Zürich"}' }, extra_content: { google: { thought_signature: 'ts-Cp8BAdHtim9' } } }],
+  describe.each(PROVIDER_PACKAGES)('$label', (pkg) => {
+    it.skipIf(pkg.skip !== undefined)(titleFor(pkg, 'through the loopback OpenAI-compatible server: reasoning text and a Gemini thought signature round-trip'), async () => {
+      const createOpenAICompatible = await pkg.load();
+      server = await startChatServer([
+        {
+          kind: 'sse',
+          chunks: [
+            chunk({ role: 'assistant', content: null }),
+            chunk({ reasoning_content: 'Need the weather. ' }),
+            chunk({ reasoning_content: 'Calling the tool.' }),
+            chunk({ tool_calls: [{ index: 0, id: 'call_w', type: 'function', function: { name: 'weather', arguments: '{"city":"Zürich"}' }, extra_content: { google: { thought_signature: 'ts-Cp8BAdHtim9' } } }] }),
+            chunk({}, 'tool_calls'),
+            usageChunk(20, 8),
+          ],
+        },
+        textReply('18 °C.'),
+      ]);
+      // Gemini's OpenAI-compatible endpoint: the provider is named 'google', as the signature's key.
+      const provider = createOpenAICompatible({ baseURL: server.baseURL, name: 'google', apiKey: 'k' });
+      expect(provider('gemini-test').specificationVersion).toBe(pkg.spec);
+      const result = await Runner.run(new Agent({ name: 'forecaster', model: aiSdkModel(provider('gemini-test')), tools: [weather] }), 'Weather in Zürich?');
+      expect(result.output).toBe('18 °C.');
+      const reply = result.transcript[1] as AssistantMessage;
+      expect(reply.toolCalls).toEqual([{ id: 'call_w', name: 'weather', arguments: '{"city":"Zürich"}', providerMetadata: { google: { thoughtSignature: 'ts-Cp8BAdHtim9' } } }]);
+      expect(reply.reasoning).toBe('Need the weather. Calling the tool.');
+      const assistant = server.requests[1]!.body.messages.find((m: { role: string }) => m.role === 'assistant');
+      expect(assistant).toEqual({
+        role: 'assistant',
+        content: null,
+        reasoning_content: 'Need the weather. Calling the tool.',
+        tool_calls: [{ id: 'call_w', type: 'function', function: { name: 'weather', arguments: '{"city":"Zürich"}' }, extra_content: { google: { thought_signature: 'ts-Cp8BAdHtim9' } } }],
+      });
     });
   });
 });

@@ -3,12 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { serve } from '../../src/cli/serve.js';
 import { UserError } from '../../src/errors.js';
 import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-store.js';
-import { POSTGRES_SKIP, POSTGRES_URL, shownUrl, usePostgresSchema } from '../store/harnesses.js';
+import { POSTGRES_URL, shownUrl, usePostgresSchema } from '../store/harnesses.js';
 import { call, openSse } from './helpers.js';
 
 const agents = fileURLToPath(new URL('./fixtures/agents-module.ts', import.meta.url));
 
-describe.skipIf(POSTGRES_SKIP !== undefined)(`troupe serve --db postgres://…${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+describe(`troupe serve --db postgres://…`, () => {
   const freshSchema = usePostgresSchema();
 
   it('checkpoints every run to PostgreSQL', async () => {

@@ -1,14 +1,65 @@
-import { AbstractChat, DefaultChatTransport, readUIMessageStream, type ChatInit, type ChatState, type ChatStatus, type UIMessage, type UIMessageChunk } from 'ai';
+import type { AbstractChat, ChatInit, ChatState, ChatStatus, DefaultChatTransport, UIMessage, UIMessageChunk } from 'ai';
 import type { TroupeServer } from '../../src/server/index.js';
+
+/** The `ai` package's module (types of `ai` 6; `ai` 7's client API used here has the same shape). */
+export type AiModule = typeof import('ai');
+
+/**
+ * The AI SDK client packages the UI message stream is tested with: `ai` 6 and `ai` 7
+ * (installed under the npm alias `ai-7`). `ai` 7 needs Node >= 22: on an older Node its tests
+ * are skipped with that reason, and `.ci/run` runs the suite again on Node 24.
+ */
+export interface AiPackage {
+  readonly label: string;
+  readonly skip: string | undefined;
+  load(): Promise<AiModule>;
+}
+
+const nodeMajor = Number(process.versions.node.split('.')[0]);
+
+export const AI_PACKAGES: readonly AiPackage[] = [
+  { label: 'ai 6', skip: undefined, load: () => import('ai') },
+  {
+    label: 'ai 7',
+    skip: nodeMajor < 22 ? `ai 7 needs Node >= 22, this is Node ${process.versions.node}; .ci/run runs it on Node 24` : undefined,
+    load: async () => (await import('ai-7')) as unknown as AiModule,
+  },
+];
+
+/** A describe title that says when and why the block is skipped. */
+export function aiTitle(pkg: AiPackage, what: string): string {
+  return pkg.skip ? `${what}, ${pkg.label} (skipped: ${pkg.skip})` : `${what}, ${pkg.label}`;
+}
+
+/** The client side of one `ai` package: its transport, its response reader and its chat. */
+export interface UIClient {
+  transportFor(server: TroupeServer, body?: Record<string, unknown>, query?: string): DefaultChatTransport<UIMessage>;
+  send(transport: DefaultChatTransport<UIMessage>, messages: UIMessage[], abortSignal?: AbortSignal): Promise<UIResponse>;
+  /** The AI SDK's framework-independent chat (what `useChat` wraps) with plain in-memory state. */
+  readonly PlainChat: new (init: Omit<ChatInit<UIMessage>, 'messages'>) => AbstractChat<UIMessage>;
+}
+
+export function uiClient(ai: AiModule): UIClient {
+  class PlainChat extends ai.AbstractChat<UIMessage> {
+    constructor(init: Omit<ChatInit<UIMessage>, 'messages'>) {
+      super({ ...init, state: new PlainChatState() });
+    }
+  }
+  return {
+    // The AI SDK's own HTTP transport (what `useChat` uses), pointed at `POST /api/chat?protocol=ui`.
+    transportFor: (server, body = {}, query = '') =>
+      new ai.DefaultChatTransport({ api: `${server.url}/api/chat?protocol=ui${query}`, headers: { authorization: `Bearer ${server.token}` }, body }),
+    send: async (transport, messages, abortSignal) => {
+      const stream = await transport.sendMessages({ chatId: 'chat-1', messages, trigger: 'submit-message', messageId: undefined, abortSignal });
+      return new UIResponse(stream, ai.readUIMessageStream);
+    },
+    PlainChat,
+  };
+}
 
 /** A user message as `useChat` builds it. */
 export function userMessage(text: string, id = `u_${Math.random().toString(36).slice(2)}`): UIMessage {
   return { id, role: 'user', parts: [{ type: 'text', text }] };
-}
-
-/** The AI SDK's own HTTP transport (what `useChat` uses), pointed at `POST /api/chat?protocol=ui`. */
-export function transportFor(server: TroupeServer, body: Record<string, unknown> = {}, query = ''): DefaultChatTransport<UIMessage> {
-  return new DefaultChatTransport({ api: `${server.url}/api/chat?protocol=ui${query}`, headers: { authorization: `Bearer ${server.token}` }, body });
 }
 
 /**
@@ -23,7 +74,7 @@ export class UIResponse {
   readonly done: Promise<void>;
   private waiters: Array<() => void> = [];
 
-  constructor(stream: ReadableStream<UIMessageChunk>) {
+  constructor(stream: ReadableStream<UIMessageChunk>, readUIMessageStream: AiModule['readUIMessageStream']) {
     const [forChunks, forMessage] = stream.tee();
     const chunks = (async () => {
       for await (const chunk of forChunks as unknown as AsyncIterable<UIMessageChunk>) {
@@ -38,11 +89,6 @@ export class UIResponse {
       }
     })();
     this.done = Promise.all([chunks, messages]).then(() => this.wake());
-  }
-
-  static async send(transport: DefaultChatTransport<UIMessage>, messages: UIMessage[], abortSignal?: AbortSignal): Promise<UIResponse> {
-    const stream = await transport.sendMessages({ chatId: 'chat-1', messages, trigger: 'submit-message', messageId: undefined, abortSignal });
-    return new UIResponse(stream);
   }
 
   get types(): string[] {
@@ -90,11 +136,4 @@ class PlainChatState implements ChatState<UIMessage> {
     this.messages[index] = message;
   };
   snapshot = <T>(thing: T): T => structuredClone(thing);
-}
-
-/** The AI SDK's framework-independent chat (what `useChat` wraps) with plain in-memory state. */
-export class PlainChat extends AbstractChat<UIMessage> {
-  constructor(init: Omit<ChatInit<UIMessage>, 'messages'>) {
-    super({ ...init, state: new PlainChatState() });
-  }
 }

@@ -2,10 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
 import { PostgresRunBus } from '../../src/store/postgres-bus.js';
 import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-store.js';
-import { POSTGRES_SKIP, POSTGRES_URL, adminQuery, expectRejects, shownUrl, usePostgresSchema } from './harnesses.js';
+import { POSTGRES_URL, adminQuery, expectRejects, shownUrl, usePostgresSchema } from './harnesses.js';
 import { head, input } from './store-helpers.js';
 
-describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresRunBus${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+describe(`PostgresRunBus`, () => {
   const freshSchema = usePostgresSchema();
   const opened: Array<{ close(): Promise<void> }> = [];
   afterEach(async () => {

@@ -4,7 +4,7 @@ import type { CheckpointEntry } from '../../src/store/checkpoint-store.js';
 import { CHECKPOINT_SCHEMA_VERSION } from '../../src/store/format.js';
 import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-store.js';
 import { enqueueRun } from '../../src/store/postgres-queue.js';
-import { POSTGRES_SKIP, POSTGRES_URL, adminQuery, expectRejects, lease, manualClock, usePostgresSchema } from './harnesses.js';
+import { POSTGRES_URL, adminQuery, expectRejects, lease, manualClock, usePostgresSchema } from './harnesses.js';
 import { head, input, reply, turnEnd } from './store-helpers.js';
 
 const HASH = 'b'.repeat(64);
@@ -12,7 +12,7 @@ const request: CheckpointEntry = { kind: 'approval_request', turn: 1, index: 0, 
 const claimedRun = (runId: string, owner: string, expiresAt: number) => ({ runId, lease: lease(runId, owner, expiresAt), agent: 'a' });
 const decision: CheckpointEntry = { kind: 'approval_decision', approvalId: 'x:1.0', callId: 'c1', argsHash: HASH, approved: true, decidedAt: 2 };
 
-describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgresCheckpointStore.claimNext (workers)${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+describe(`PostgresCheckpointStore.claimNext (workers)`, () => {
   const freshSchema = usePostgresSchema();
   const stores: PostgresCheckpointStore[] = [];
   const open = (schema: string, now: () => number) => {

@@ -5,7 +5,7 @@ import { StoreUnavailable, UserError } from '../../src/errors.js';
 import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-store.js';
 import { migratePostgres } from '../../src/store/postgres-migrate.js';
 import { PostgresSession } from '../../src/store/postgres-session.js';
-import { POSTGRES_SKIP, POSTGRES_URL, adminQuery, expectRejects, shownUrl, usePostgresSchema } from './harnesses.js';
+import { POSTGRES_URL, adminQuery, expectRejects, shownUrl, usePostgresSchema } from './harnesses.js';
 import { head, input, reply, result } from './store-helpers.js';
 
 /** A loopback port nothing listens on (the kernel picked it free, then it was closed again). */
@@ -29,7 +29,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 let apps = 0;
 
-describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgreSQL stores: unavailable databases and failed writes${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+describe(`PostgreSQL stores: unavailable databases and failed writes`, () => {
   const freshSchema = usePostgresSchema();
   const url = POSTGRES_URL!;
   const opened: Array<{ close(): Promise<void> }> = [];

@@ -4,13 +4,13 @@ import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-sto
 import { enqueueRun } from '../../src/store/postgres-queue.js';
 import { migratePostgres } from '../../src/store/postgres-migrate.js';
 import { PostgresSession } from '../../src/store/postgres-session.js';
-import { POSTGRES_SKIP, POSTGRES_URL, adminQuery, expectRejects, shownUrl, usePostgresSchema } from './harnesses.js';
+import { POSTGRES_URL, adminQuery, expectRejects, shownUrl, usePostgresSchema } from './harnesses.js';
 import { head, input } from './store-helpers.js';
 
 const tables = async (schema: string) =>
   (await adminQuery<{ name: string }>('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name', [schema])).map((r) => r.name);
 
-describe.skipIf(POSTGRES_SKIP !== undefined)(`PostgreSQL migration${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+describe(`PostgreSQL migration`, () => {
   const freshSchema = usePostgresSchema();
   const url = POSTGRES_URL!;
 

@@ -7,7 +7,7 @@ import type { CheckpointEntry, RunStatus } from '../../src/store/checkpoint-stor
 import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-store.js';
 import { enqueueRun } from '../../src/store/postgres-queue.js';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
-import { POSTGRES_SKIP, POSTGRES_URL, usePostgresSchema } from '../store/harnesses.js';
+import { POSTGRES_URL, usePostgresSchema } from '../store/harnesses.js';
 import { calc, slow, slowResumed } from './agents.js';
 
 /** What a run's log looks like, compactly: kind, and the call id for results. */
@@ -22,7 +22,7 @@ async function until<T>(check: () => Promise<T | undefined>): Promise<T> {
   }
 }
 
-describe.skipIf(POSTGRES_SKIP !== undefined)(`troupe worker on PostgreSQL${POSTGRES_SKIP ? ` (skipped: ${POSTGRES_SKIP})` : ''}`, () => {
+describe(`troupe worker on PostgreSQL`, () => {
   const freshSchema = usePostgresSchema();
   const cleanup: Array<() => Promise<void> | void> = [];
   afterEach(async () => {
