@@ -42,12 +42,12 @@ export {
   type CheckpointStore,
   type CheckpointEntry,
   type CheckpointHead,
-  type RunStatus,
   type StoredRun,
   type RunSummary,
   type ListRunsOptions,
   type MemoryCheckpointStoreOptions,
 } from './store/checkpoint-store.js';
+export { RUN_STATUSES, STORED_RUN_STATUSES, FINISHED_RUN_STATUSES, isFinished, type RunStatus, type StoredRunStatus } from './run-status.js';
 export { MemorySession, type Session } from './store/session.js';
 export { exportRun, parseRunExport, CHECKPOINT_SCHEMA_VERSION, SESSION_SCHEMA_VERSION, type RunExport } from './store/format.js';
 export { rawTool, checkJsonSchema, type RawToolOptions } from './tools/raw-tool.js';

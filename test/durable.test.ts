@@ -127,7 +127,7 @@ describe('resume', () => {
     expect(store.load('x')!.entries.map((e) => e.kind)).toEqual(['input', 'reply', 'turn_end']);
   });
 
-  it('records "failed" and "interrupted" (cancelled) in the head', async () => {
+  it('records "failed" and "cancelled" in the head', async () => {
     const store = new MemoryCheckpointStore();
     await Runner.run(new Agent({ name: 'a', model: new ScriptedModel([]) }), 'hi', { checkpoint: { store, runId: 'f' } }).catch(() => undefined);
     expect(store.load('f')!.head).toMatchObject({ status: 'failed', error: { name: 'ScriptExhausted' } });
@@ -139,7 +139,7 @@ describe('resume', () => {
     await flush();
     handle.cancel('user left');
     await reading;
-    expect(store.load('c')!.head).toMatchObject({ status: 'interrupted', error: { name: 'RunCancelled', message: 'Run cancelled: user left' } });
+    expect(store.load('c')!.head).toMatchObject({ status: 'cancelled', error: { name: 'RunCancelled', message: 'Run cancelled: user left' } });
   });
 
   it('rejects a log whose result belongs to no stored call with a clear UserError', async () => {

@@ -1,4 +1,5 @@
 import { RUN_STATE, stateChain } from '../machines/run-states.js';
+import type { RunStatus } from '../run-status.js';
 
 /**
  * Replay of a stored run: step N of its checkpoint log shows the first N entries as
@@ -42,7 +43,6 @@ export interface ReplayState {
   readonly agent: string | undefined;
 }
 
-export type StoredStatus = 'running' | 'completed' | 'failed' | 'interrupted' | 'suspended' | string;
 
 /** One entry as a transcript item. */
 export function replayItem(entry: WireEntry, index: number): ReplayItem {
@@ -69,7 +69,7 @@ export function replayItem(entry: WireEntry, index: number): ReplayItem {
  * entry: input → model, a reply with calls still missing results → executing, all results
  * in → checkpoint, a reply without calls → turnEnd, turn_end → turnEnd.
  */
-export function replayAt(entries: readonly WireEntry[], step: number, status: StoredStatus): ReplayState {
+export function replayAt(entries: readonly WireEntry[], step: number, status: RunStatus): ReplayState {
   const n = Math.max(0, Math.min(entries.length, Math.floor(step)));
   const items: ReplayItem[] = [];
   let leaf: string = RUN_STATE.starting;
@@ -111,6 +111,7 @@ export function replayAt(entries: readonly WireEntry[], step: number, status: St
   if (n === entries.length && n > 0) {
     if (status === 'completed') leaf = RUN_STATE.completed;
     else if (status === 'failed') leaf = RUN_STATE.failed;
+    else if (status === 'cancelled') leaf = RUN_STATE.cancelled;
     else if (status === 'suspended') leaf = RUN_STATE.suspended;
   }
   return { step: n, items, active: stateChain(leaf), turn, agent };

@@ -7,6 +7,7 @@
  * records are keyed by XState `sessionId` (unique per process) and carry the actor `id`
  * (not unique: every run has an executor called `tools`).
  */
+import type { RunStatus } from '../run-status.js';
 
 export const WIRE_VERSION = 1;
 
@@ -116,7 +117,6 @@ export interface MicrostepRecord extends RecordBase {
   readonly transitions: ReadonlyArray<{ readonly source: string; readonly targets: readonly string[]; readonly event: string }>;
 }
 
-export type RunStatusWire = 'running' | 'completed' | 'failed' | 'cancelled' | 'suspended';
 
 /** A root run started or changed status (published by the server, always, cheap). */
 export interface RunRecord extends RecordBase {
@@ -124,7 +124,7 @@ export interface RunRecord extends RecordBase {
   readonly run: string;
   readonly agent: string;
   readonly input: string;
-  readonly status: RunStatusWire;
+  readonly status: RunStatus;
   readonly startedAt: number;
   readonly endedAt?: number;
   readonly output?: string;

@@ -128,9 +128,9 @@ export function emitFailed(state: RunState): void {
   const cancelled = error instanceof RunCancelled;
   state.outcome = { status: cancelled ? 'cancelled' : 'failed', runId: state.runId, error };
   state.abortController.abort(error);
-  // Best effort: a cancelled run can be resumed ("interrupted"), any other failure is "failed".
-  // A refused start never opened its log, and a completed stored head is never overwritten (RunLog).
-  const status = cancelled ? 'interrupted' : 'failed';
+  // Best effort: a stored cancelled run can be resumed. A refused start never opened its log,
+  // and a completed stored head is never overwritten (RunLog).
+  const status = cancelled ? 'cancelled' : 'failed';
   state.runLog?.append([], head(state, status, error));
   void state.runLog?.close();
   state.parentRef?.send({ type: 'child.ended', runId: state.runId, status });

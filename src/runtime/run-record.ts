@@ -4,7 +4,7 @@
  */
 import { checkOutput } from '../rules/output.js';
 import { finalOutput } from '../rules/batch.js';
-import type { CheckpointEntry, CheckpointHead, RunStatus } from '../store/checkpoint-store.js';
+import type { CheckpointEntry, CheckpointHead, StoredRunStatus } from '../store/checkpoint-store.js';
 import type { RunState } from './run-state.js';
 
 /** Appends one entry to the run's log (when it has a checkpoint store). */
@@ -12,7 +12,7 @@ export function log(state: RunState, entry: CheckpointEntry): void {
   state.runLog?.append([entry], head(state, 'running'));
 }
 
-export function head(state: RunState, status: RunStatus, error?: Error): CheckpointHead {
+export function head(state: RunState, status: StoredRunStatus, error?: Error): CheckpointHead {
   const output = status === 'completed' ? completedOutput(state) : '';
   // Written on every append: optional fields are set, not spread (spreading into a literal is a slow path on Node 20).
   const written: { -readonly [K in keyof CheckpointHead]: CheckpointHead[K] } = { agent: state.agent.name, turn: state.turn, usage: { ...state.usage }, status };

@@ -5,7 +5,7 @@ import type { AncestorBudget } from '../rules/budget.js';
 import { replyViolation } from '../rules/limits.js';
 import { addUsage, type Usage } from '../types.js';
 import type { RunState } from './run-state.js';
-import type { RunStatus } from '../store/checkpoint-store.js';
+import type { StoredRunStatus } from '../store/checkpoint-store.js';
 
 /** What a run spent, reported up the tree (`child.spend`) and down to live sub-runs (`ancestor.spend`). */
 export interface Spend {
@@ -28,7 +28,7 @@ export interface AncestorSpendEvent {
 }
 
 /** A sub-run announces itself to its parent run (so it is told about spend elsewhere), and its end. */
-export type SubRunLifecycleEvent = { readonly type: 'child.started'; readonly runId: string; readonly ref: AnyActorRef } | { readonly type: 'child.ended'; readonly runId: string; readonly status: RunStatus };
+export type SubRunLifecycleEvent = { readonly type: 'child.started'; readonly runId: string; readonly ref: AnyActorRef } | { readonly type: 'child.ended'; readonly runId: string; readonly status: StoredRunStatus };
 
 function addTo(target: AncestorBudget, spend: Spend): void {
   addUsage(target.usage, spend.usage);

@@ -1,5 +1,5 @@
 import type { AnyActorRef } from 'xstate';
-import type { RunStatus } from '../store/checkpoint-store.js';
+import type { StoredRunStatus } from '../store/checkpoint-store.js';
 import { log } from './run-record.js';
 import type { CallSlot, RunState } from './run-state.js';
 
@@ -17,7 +17,7 @@ export function trackSubRun(state: RunState, runId: string, ref: AnyActorRef): v
 }
 
 /** `child.ended`: the sub-run ended with `status` (its own log says how); its end is logged. */
-export function untrackSubRun(state: RunState, runId: string, status: RunStatus): void {
+export function untrackSubRun(state: RunState, runId: string, status: StoredRunStatus): void {
   state.subRuns?.delete(runId);
   const slot = callOf(state, runId);
   if (slot) log(state, { kind: 'subrun_end', turn: state.turn, index: slot.index, callId: slot.call.id, runId, status });

@@ -13,7 +13,8 @@ import type { RunBus } from '../store/run-bus.js';
 import { checkEditedArgs, parseApproveBody } from './approve-body.js';
 import { HttpError, SseStream, parseJsonObject, readBody, sendJson } from './http.js';
 import { agentFor, type RecoveryHost } from './run-recovery.js';
-import { RemoteStreams, isFinished } from './remote-streams.js';
+import { isFinished } from '../run-status.js';
+import { RemoteStreams } from './remote-streams.js';
 import { steerIdFor } from '../worker/message-applier.js';
 import type { ClusterListing } from './run-index.js';
 
@@ -21,7 +22,7 @@ import type { ClusterListing } from './run-index.js';
 export interface ServerCluster {
   readonly store: CheckpointStore & {
     enqueue(job: RunJob): Promise<void>;
-    runState(runId: string): Promise<RunStatus | 'queued' | undefined>;
+    runState(runId: string): Promise<RunStatus | undefined>;
     listQueued(): Promise<ClusterListing['queued']>;
   };
   readonly bus: RunBus;

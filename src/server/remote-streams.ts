@@ -1,10 +1,11 @@
 import type { WireRunEvent } from '../inspect/wire.js';
+import { isFinished } from '../run-status.js';
 import type { CheckpointHead, RunStatus, StoredRun } from '../store/checkpoint-store.js';
 import type { RunBus, StoredRunEvent } from '../store/run-bus.js';
 
 /** What the streams read of the store, to end the stream of a run whose last events were never published. */
 export interface StreamStore {
-  runState(runId: string): Promise<RunStatus | 'queued' | undefined>;
+  runState(runId: string): Promise<RunStatus | undefined>;
   load(runId: string): Promise<StoredRun | undefined> | StoredRun | undefined;
 }
 
@@ -21,14 +22,6 @@ interface Watch {
 
 /** Events read per query while catching up. */
 const PAGE = 500;
-/**
- * Whether a stored status is one of a run that is over. The store's own list is
- * `FINISHED_STATUSES` in store/format.ts; the server keeps this copy so that `troupe/server`
- * loads no store code (test/entry pins it).
- */
-export function isFinished(status: string | undefined): boolean {
-  return status === 'completed' || status === 'failed' || status === 'interrupted';
-}
 
 /** How often a watched run is read even without a notice (a lost notice costs at most this). */
 const SAFETY_POLL_MS = 5_000;
@@ -42,7 +35,7 @@ const POLLS_BEFORE_LOG_END = 2;
 export function endFromLog(runId: string, head: CheckpointHead): WireRunEvent {
   const base = { runId, path: [head.agent], agent: head.agent, usage: head.usage, turns: head.turn, fromLog: true };
   if (head.status === 'completed') return { type: 'run_completed', ...base, output: head.output ?? '' } as unknown as WireRunEvent;
-  const name = head.error?.name ?? (head.status === 'interrupted' ? 'RunCancelled' : 'TroupeError');
+  const name = head.error?.name ?? (head.status === 'cancelled' ? 'RunCancelled' : 'TroupeError');
   const code = name === 'RunCancelled' ? 'RUN_CANCELLED' : undefined;
   return { type: 'run_failed', ...base, error: { name, ...(code ? { code } : {}), message: head.error?.message ?? `run ${head.status}` } } as unknown as WireRunEvent;
 }

@@ -1,6 +1,7 @@
 import { pendingStoredApprovals } from '../runtime/decide.js';
 import type { WireError } from '../inspect/wire.js';
 import { restoreRun } from '../runtime/resume.js';
+import { RUN_STATUSES, isFinished, type RunStatus } from '../run-status.js';
 import type { CheckpointStore, StoredRun } from '../store/checkpoint-store.js';
 import type { Message, Usage } from '../types.js';
 import { HttpError } from './http.js';
@@ -9,9 +10,6 @@ import type { HeldLease } from '../store/claim-lease.js';
 import { leaseWaitOf } from './run-readiness.js';
 import type { PendingApprovalView, RunSummary, ServerRun } from './runs.js';
 
-/** Statuses `GET /api/runs?status=` accepts: live statuses plus the store's. */
-export const RUN_LIST_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled', 'interrupted', 'suspended'] as const;
-export type RunListStatus = (typeof RUN_LIST_STATUSES)[number];
 
 /** One row of `GET /api/runs`: a live run of this process or a run found only in the checkpoint store. */
 export interface RunListEntry {
@@ -20,7 +18,7 @@ export interface RunListEntry {
   readonly agent: string;
   /** The first user message (stored runs: from the log's first `input` entry). */
   readonly input: string | undefined;
-  readonly status: RunListStatus | string;
+  readonly status: RunStatus;
   readonly startedAt: number;
   readonly endedAt: number | undefined;
   readonly durationMs: number | undefined;
@@ -32,7 +30,7 @@ export interface RunListEntry {
 }
 
 export interface RunListQuery {
-  readonly status: readonly string[] | undefined;
+  readonly status: readonly RunStatus[] | undefined;
   /** Case-insensitive text matched against run id, agent, input, output and error message. */
   readonly q: string | undefined;
   readonly limit: number;
@@ -45,13 +43,13 @@ export interface RunListQuery {
 export function parseRunQuery(url: URL): RunListQuery {
   const raw = url.searchParams.getAll('status').flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
   for (const status of raw) {
-    if (!(RUN_LIST_STATUSES as readonly string[]).includes(status)) throw new HttpError(400, 'invalid_query', `Unknown status '${status}'. Use one of ${RUN_LIST_STATUSES.join(', ')}.`);
+    if (!(RUN_STATUSES as readonly string[]).includes(status)) throw new HttpError(400, 'invalid_query', `Unknown status '${status}'. Use one of ${RUN_STATUSES.join(', ')}.`);
   }
   const limitText = url.searchParams.get('limit');
   const limit = limitText === null ? 500 : Number(limitText);
   if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new HttpError(400, 'invalid_query', `limit must be an integer from 1 to 10000, got '${limitText}'.`);
   const q = url.searchParams.get('q')?.trim();
-  return { status: raw.length > 0 ? raw : undefined, q: q ? q : undefined, limit };
+  return { status: raw.length > 0 ? (raw as RunStatus[]) : undefined, q: q ? q : undefined, limit };
 }
 
 function fromLive(run: RunSummary): RunListEntry {
@@ -70,12 +68,6 @@ function fromLive(run: RunSummary): RunListEntry {
     error: run.error,
     pendingApprovals: run.pendingApprovals,
   };
-}
-
-/** A stored head's status as the list shows it: a failed run whose error is RunCancelled is `cancelled`. */
-export function storedStatus(head: StoredRun['head']): string {
-  if (head.status === 'failed' && head.error?.name === 'RunCancelled') return 'cancelled';
-  return head.status;
 }
 
 /** The text of the log's first `input` entry. */
@@ -112,7 +104,7 @@ export async function listRuns(registry: RunRegistry, store: CheckpointStore | u
       // A sub-run's own log (`<root>/<turn>.<index>`) belongs to its root run's row.
       if (live.has(summary.runId) || summary.runId.includes('/')) continue;
       const { head } = summary;
-      const finished = head.status === 'completed' || head.status === 'failed';
+      const finished = isFinished(head.status);
       if (!inputs.has(summary.runId)) {
         const loaded = await Promise.resolve(store.load(summary.runId)).catch(() => undefined);
         inputs.set(summary.runId, loaded ? storedInput(loaded) : undefined);
@@ -122,7 +114,7 @@ export async function listRuns(registry: RunRegistry, store: CheckpointStore | u
         source: 'stored',
         agent: head.agent,
         input: inputs.get(summary.runId),
-        status: storedStatus(head),
+        status: head.status,
         startedAt: summary.createdAt,
         endedAt: finished ? summary.updatedAt : undefined,
         durationMs: summary.updatedAt - summary.createdAt,
@@ -205,13 +197,13 @@ export async function storedRunDetail(
   listed: { createdAt: number; updatedAt: number; lease?: { owner: string; expiresAt: number } } | undefined,
 ): Promise<Record<string, unknown>> {
   const { head } = stored;
-  const finished = head.status === 'completed' || head.status === 'failed';
+  const finished = isFinished(head.status);
   return {
     runId,
     source: 'stored',
     agent: head.agent,
     input: stored.transcript.find((m) => m.role === 'user')?.content,
-    status: storedStatus(head),
+    status: head.status,
     startedAt: listed?.createdAt,
     endedAt: finished ? listed?.updatedAt : undefined,
     output: head.output,

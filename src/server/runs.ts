@@ -2,12 +2,13 @@ import { nanoid } from 'nanoid';
 import type { Agent } from '../agent.js';
 import type { InspectionFeed } from '../inspect/feed.js';
 import { errorToWire, sanitize } from '../inspect/sanitize.js';
-import type { ApprovalDecider, ApprovalState, RunStatusWire, WireError, WireRunEvent } from '../inspect/wire.js';
+import type { ApprovalDecider, ApprovalState, WireError, WireRunEvent } from '../inspect/wire.js';
 import type { PendingApproval } from '../runtime/approvals.js';
 import { Runner, type RunHandle } from '../runtime/runner.js';
 import type { RunOptions } from '../runtime/run-options.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import { getRunMachine } from '../runtime/run-machine.js';
+import type { RunStatus } from '../run-status.js';
 import type { ApprovalRequiredEvent, Budget, ContentPart, Message, RunEvent, Usage } from '../types.js';
 import { EventLog, type DroppedEvents } from './event-log.js';
 import { RUN_EVENT_LIMITS, feedRunEvent, serializeRunEvent } from './serialize.js';
@@ -49,7 +50,7 @@ export interface RunSummary {
   readonly runId: string;
   readonly agent: string;
   readonly input: string;
-  readonly status: RunStatusWire;
+  readonly status: RunStatus;
   readonly startedAt: number;
   readonly endedAt: number | undefined;
   readonly output: string | undefined;
@@ -112,7 +113,7 @@ export class ServerRun {
   readonly agent: Agent;
   readonly input: string;
   readonly startedAt = Date.now();
-  status: RunStatusWire = 'running';
+  status: RunStatus = 'running';
   endedAt: number | undefined;
   output: string | undefined;
   error: WireError | undefined;
@@ -291,7 +292,7 @@ export class ServerRun {
     }
   }
 
-  private finish(status: RunStatusWire, output: string | undefined, error: WireError | undefined): void {
+  private finish(status: RunStatus, output: string | undefined, error: WireError | undefined): void {
     this.status = status;
     this.endedAt = Date.now();
     this.output = output;

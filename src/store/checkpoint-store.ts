@@ -2,8 +2,8 @@ import { RunLocked, UserError } from '../errors.js';
 import { checkOptionKeys } from '../option-keys.js';
 import type { Message, Usage } from '../types.js';
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead } from './format.js';
-export type { AppendFence, AppendRequest, ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointEntryKind, CheckpointHead, CheckpointStore, ClaimOptions, InputSource, Lease, ListRunsOptions, RunStatus, RunSummary, StoredRun, WaitRequestEntry, WaitResolutionEntry } from './records.js';
-import type { AppendFence, AppendRequest, ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointEntryKind, CheckpointHead, CheckpointStore, ClaimOptions, InputSource, Lease, ListRunsOptions, RunStatus, RunSummary, StoredRun, WaitRequestEntry, WaitResolutionEntry } from './records.js';
+export type { AppendFence, AppendRequest, ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointEntryKind, CheckpointHead, CheckpointStore, ClaimOptions, InputSource, Lease, ListRunsOptions, RunStatus, RunSummary, StoredRun, StoredRunStatus, WaitRequestEntry, WaitResolutionEntry } from './records.js';
+import type { AppendFence, AppendRequest, ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointEntryKind, CheckpointHead, CheckpointStore, ClaimOptions, InputSource, Lease, ListRunsOptions, RunStatus, RunSummary, StoredRun, StoredRunStatus, WaitRequestEntry, WaitResolutionEntry } from './records.js';
 
 export interface MemoryCheckpointStoreOptions {
   /** Clock for `createdAt`/`updatedAt` and lease expiry (default `Date.now`). */
@@ -129,10 +129,10 @@ export function lostLease(runId: string, owner: string, held: Lease | undefined)
 }
 
 /** @internal */
-export function statusFilter(options: ListRunsOptions): readonly RunStatus[] | undefined {
+export function statusFilter(options: ListRunsOptions): readonly StoredRunStatus[] | undefined {
   const { status } = options;
   if (status === undefined) return undefined;
-  return typeof status === 'string' ? [status] : (status as readonly RunStatus[]);
+  return typeof status === 'string' ? [status] : (status as readonly StoredRunStatus[]);
 }
 
 /** @internal Throws a UserError for a claim or renewal that cannot be a lease. */

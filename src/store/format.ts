@@ -5,11 +5,12 @@
  */
 import { UserError } from '../errors.js';
 import type { Message } from '../types.js';
-import type { CheckpointEntry, CheckpointHead, RunStatus, StoredRun } from './records.js';
+import { FINISHED_RUN_STATUSES, LEGACY_CANCELLED_STATUS } from '../run-status.js';
+import type { CheckpointEntry, CheckpointHead, StoredRun } from './records.js';
 import { Issue, checkEntry, checkHeadValue, checkMessage, describe, isObj } from './record-checks.js';
 
 /** Version of the checkpoint record format (entries and head) this build writes and the newest it reads. */
-export const CHECKPOINT_SCHEMA_VERSION = 4;
+export const CHECKPOINT_SCHEMA_VERSION = 5;
 /** Version of the session record format (messages per run) this build writes and the newest it reads. */
 export const SESSION_SCHEMA_VERSION = 1;
 
@@ -25,14 +26,17 @@ export interface RunExport {
   readonly entries: readonly CheckpointEntry[];
 }
 
-export { RUN_STATUSES } from './record-checks.js';
+export { FINISHED_RUN_STATUSES, STORED_RUN_STATUSES, isFinished } from '../run-status.js';
+/** Statuses of a finished run as stored rows may say them (format 4 and older: `interrupted`). */
+export const FINISHED_STORED_STATUSES: readonly string[] = [...FINISHED_RUN_STATUSES, LEGACY_CANCELLED_STATUS];
 
-/** Stored statuses of a run that is over: nothing will continue it. */
-export const FINISHED_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'interrupted'];
-
-/** Whether a stored status (or `queued`, or nothing) is one of a run that is over. */
-export function isFinished(status: string | undefined): boolean {
-  return (FINISHED_STATUSES as readonly string[]).includes(status ?? '');
+/**
+ * A record of format `version` as this build's format says it. Format 5 renamed the status of
+ * a cancelled run (head and `subrun_end`) from `interrupted` to `cancelled`.
+ */
+function upgrade(value: unknown, version: number): unknown {
+  if (version >= 5 || !isObj(value) || value['status'] !== LEGACY_CANCELLED_STATUS) return value;
+  return { ...value, status: 'cancelled' };
 }
 
 /** Runs a check of a stored record; a format issue becomes a "corrupt" UserError naming the record. */
@@ -109,17 +113,21 @@ export function checkSchemaVersion(version: unknown, current: number, where: str
   return version;
 }
 
-/** Parses and checks one stored entry (its JSON text). `kind` is the row's kind column, when there is one. */
-export function decodeEntry(json: unknown, where: string, kind?: unknown): CheckpointEntry {
-  const value = parse(json, where);
+/**
+ * Parses and checks one stored entry (its JSON text) of a run of format `version`, upgraded to
+ * this build's format. `kind` is the row's kind column, when there is one.
+ */
+export function decodeEntry(json: unknown, where: string, version: number, kind?: unknown): CheckpointEntry {
+  const value = upgrade(parse(json, where), version);
   checkStored(() => checkEntry(value), where);
   const entry = value as CheckpointEntry;
   if (kind !== undefined && kind !== entry.kind) throw corrupt(where, `its kind column says ${describe(kind)} but the record says ${describe(entry.kind)}`);
   return entry;
 }
 
-/** Checks a head already parsed from its parts. */
-export function decodeHead(value: unknown, where: string): CheckpointHead {
+/** Checks a head of a run of format `version`, already parsed from its parts, upgraded to this build's format. */
+export function decodeHead(stored: unknown, where: string, version: number): CheckpointHead {
+  const value = upgrade(stored, version);
   checkStored(() => checkHeadValue(value), where);
   return value as CheckpointHead;
 }
@@ -164,7 +172,8 @@ export function decodeMessage(json: unknown, where: string): Message {
 export function exportRun(runId: string, run: StoredRun): RunExport {
   return {
     format: RUN_EXPORT_FORMAT,
-    schemaVersion: run.schemaVersion ?? CHECKPOINT_SCHEMA_VERSION,
+    // A loaded run's records are already upgraded to this build's format (decodeHead, decodeEntry).
+    schemaVersion: CHECKPOINT_SCHEMA_VERSION,
     runId,
     head: run.head,
     entries: run.entries,
@@ -182,10 +191,11 @@ export function parseRunExport(input: unknown, source = 'run export'): RunExport
   const schemaVersion = checkSchemaVersion(doc['schemaVersion'], CHECKPOINT_SCHEMA_VERSION, source);
   const runId = doc['runId'];
   if (typeof runId !== 'string' || runId.length === 0) throw corrupt(source, `field 'runId' must be a non-empty string, got ${describe(runId)}`);
-  const head = decodeHead(doc['head'], `${source}, head of run '${runId}'`);
+  const head = decodeHead(doc['head'], `${source}, head of run '${runId}'`, schemaVersion);
   const entries = doc['entries'];
   if (!Array.isArray(entries)) throw corrupt(source, `field 'entries' must be an array, got ${describe(entries)}`);
-  const checked = entries.map((entry: unknown, i) => {
+  const checked = entries.map((stored: unknown, i) => {
+    const entry = upgrade(stored, schemaVersion);
     checkStored(() => checkEntry(entry), `${source}, run '${runId}' entry ${i + 1}`);
     return entry as CheckpointEntry;
   });

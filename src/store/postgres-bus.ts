@@ -7,7 +7,7 @@
 import { StoreUnavailable, UserError } from '../errors.js';
 import type { WireRunEvent } from '../inspect/wire.js';
 import { checkRunId } from './checkpoint-store.js';
-import { FINISHED_STATUSES, decodeJson } from './format.js';
+import { FINISHED_STORED_STATUSES, decodeJson } from './format.js';
 import { PostgresDatabase } from './postgres.js';
 import { POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
 import { channelFor, listenFor } from './postgres-listener.js';
@@ -103,7 +103,7 @@ export class PostgresRunBus implements RunBus {
     checkRunId(runId);
     const rows = await this.db.query(
       this.sql('DELETE FROM {s}.troupe_messages m WHERE m.run_id = $1 AND EXISTS (SELECT 1 FROM {s}.troupe_runs r WHERE r.run_id = $1 AND r.status = ANY($2::text[])) RETURNING m.id'),
-      [runId, FINISHED_STATUSES],
+      [runId, FINISHED_STORED_STATUSES],
     );
     return rows.length;
   }

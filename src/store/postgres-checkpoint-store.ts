@@ -18,7 +18,8 @@ import {
   type RunSummary,
   type StoredRun,
 } from './checkpoint-store.js';
-import { CHECKPOINT_SCHEMA_VERSION, RUN_STATUSES, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
+import { STORED_RUN_STATUSES, fromStoredStatus, storedStatusesToMatch, type StoredRunStatus } from '../run-status.js';
+import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
 import { PostgresDatabase, type Query } from './postgres.js';
 import { POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
 import { checkJob, claimNextRun, insertJob, markJobStarted, type ClaimedRun, type RunJob } from './postgres-queue.js';
@@ -121,13 +122,13 @@ export class PostgresCheckpointStore implements CheckpointStore {
       if (!row) return undefined;
       const where = this.runWhere(runId);
       const schemaVersion = checkSchemaVersion(row.schema_version, CHECKPOINT_SCHEMA_VERSION, where);
-      const head = this.head(row, where);
+      const head = this.head(row, where, schemaVersion);
       const stored = await q<{ seq: number; kind: unknown; data: unknown }>(this.sql('SELECT seq, kind, data FROM {s}.troupe_entries WHERE run_id = $1 ORDER BY seq'), [runId]);
       const entries: CheckpointEntry[] = [];
       for (const entry of stored) {
         const expected = entries.length + 1;
         if (entry.seq !== expected) throw new UserError(`${where} is corrupt: entry ${expected} is missing (the next stored entry is ${entry.seq}).`);
-        entries.push(decodeEntry(entry.data, `${where} entry ${entry.seq}`, entry.kind));
+        entries.push(decodeEntry(entry.data, `${where} entry ${entry.seq}`, schemaVersion, entry.kind));
       }
       if (entries.length !== row.entry_count) throw new UserError(`${where} is corrupt: its head records ${row.entry_count} entries but ${entries.length} are stored.`);
       const lease = leaseOf(row);
@@ -139,16 +140,18 @@ export class PostgresCheckpointStore implements CheckpointStore {
    * Where a run stands without reading its log: its stored status, `queued` for an enqueued run
    * no worker has started yet, undefined when neither is stored.
    */
-  async runState(runId: string): Promise<RunStatus | 'queued' | undefined> {
+  async runState(runId: string): Promise<RunStatus | undefined> {
     checkRunId(runId);
-    const rows = await this.db.query<{ status: string | null; queued: boolean }>(
-      this.sql('SELECT (SELECT status FROM {s}.troupe_runs WHERE run_id = $1) AS status, EXISTS (SELECT 1 FROM {s}.troupe_jobs WHERE run_id = $1) AS queued'),
+    const rows = await this.db.query<{ status: string | null; version: unknown; queued: boolean }>(
+      this.sql('SELECT r.status, r.schema_version AS version, EXISTS (SELECT 1 FROM {s}.troupe_jobs WHERE run_id = $1) AS queued FROM (SELECT 1) one LEFT JOIN {s}.troupe_runs r ON r.run_id = $1'),
       [runId],
     );
     const row = rows[0]!;
     if (row.status === null) return row.queued ? 'queued' : undefined;
-    if (!RUN_STATUSES.includes(row.status as RunStatus)) throw new UserError(`${this.runWhere(runId)} head is corrupt: field 'status' must be one of ${RUN_STATUSES.join(', ')}, got ${JSON.stringify(row.status)}.`);
-    return row.status as RunStatus;
+    const where = this.runWhere(runId);
+    const status = fromStoredStatus(row.status, checkSchemaVersion(row.version, CHECKPOINT_SCHEMA_VERSION, where));
+    if (!(STORED_RUN_STATUSES as readonly unknown[]).includes(status)) throw new UserError(`${where} head is corrupt: field 'status' must be one of ${STORED_RUN_STATUSES.join(', ')}, got ${JSON.stringify(status)}.`);
+    return status as StoredRunStatus;
   }
 
   /** Enqueued runs no worker has started yet, in enqueue order (`input`: the text of a string input). */
@@ -169,12 +172,12 @@ export class PostgresCheckpointStore implements CheckpointStore {
     const filter = statuses ? 'WHERE r.status = ANY($1::text[])' : '';
     const rows = await this.db.query<RunRow>(
       this.sql(`SELECT ${RUN_COLUMNS} FROM {s}.troupe_runs r LEFT JOIN {s}.troupe_leases l ON l.run_id = r.run_id ${filter} ORDER BY r.position`),
-      statuses ? [statuses] : [],
+      statuses ? [storedStatusesToMatch(statuses)] : [],
     );
     return rows.map((row) => {
       const where = this.runWhere(row.run_id);
       const schemaVersion = checkSchemaVersion(row.schema_version, CHECKPOINT_SCHEMA_VERSION, where);
-      const head = this.head(row, where);
+      const head = this.head(row, where, schemaVersion);
       const lease = leaseOf(row);
       return { runId: row.run_id, schemaVersion, head, entries: row.entry_count, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at), ...(lease ? { lease } : {}) };
     });
@@ -319,7 +322,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
     return row && { runId, owner: row.owner, expiresAt: Number(row.expires_at) };
   }
 
-  private head(row: RunRow, where: string): CheckpointHead {
+  private head(row: RunRow, where: string, version: number): CheckpointHead {
     const head: Record<string, unknown> = {
       agent: row.agent,
       turn: row.turn,
@@ -328,7 +331,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
     };
     if (row.output !== null) head['output'] = row.output;
     if (row.error !== null) head['error'] = decodeJson(row.error, `${where} head error`);
-    return decodeHead(head, `${where} head`);
+    return decodeHead(head, `${where} head`, version);
   }
 
   private runWhere(runId: string): string {

@@ -6,10 +6,8 @@
 import { contentPartsIssue, providerMetadataIssue, reasoningPartsIssue } from '../message-parts.js';
 import type { Message } from '../types.js';
 import { CALL_WAIT_KINDS, DETAIL_ISSUE, RESOLUTION_ISSUE, type CallWaitKind } from '../waits/kinds/records.js';
-import type { CheckpointEntry, CheckpointHead, RunStatus } from './records.js';
-
-/** Every stored status, in the order messages list them. */
-export const RUN_STATUSES: readonly RunStatus[] = ['running', 'suspended', 'completed', 'failed', 'interrupted'];
+import { STORED_RUN_STATUSES } from '../run-status.js';
+import type { CheckpointEntry, CheckpointHead } from './records.js';
 
 const INPUT_SOURCES = ['input', 'mailbox', 'steer', 'follow_up', 'hook', 'repair'];
 
@@ -222,7 +220,7 @@ export function checkEntry(value: unknown): asserts value is CheckpointEntry {
       str(value, 'runId', '');
       if (kind === 'subrun_end') {
         const status = str(value, 'status', '');
-        if (!RUN_STATUSES.includes(status as RunStatus)) throw new Issue(`field 'status' must be one of ${RUN_STATUSES.join(', ')}, got ${describe(status)}`);
+        if (!(STORED_RUN_STATUSES as readonly string[]).includes(status)) throw new Issue(`field 'status' must be one of ${STORED_RUN_STATUSES.join(', ')}, got ${describe(status)}`);
       }
       return;
     default:
@@ -237,7 +235,7 @@ export function checkHeadValue(value: unknown): asserts value is CheckpointHead 
   const usage = obj(value, 'usage', '');
   for (const key of ['inputTokens', 'outputTokens', 'totalTokens', 'requests']) amount(usage, key, 'usage.');
   const status = str(value, 'status', '');
-  if (!RUN_STATUSES.includes(status as RunStatus)) throw new Issue(`field 'status' must be one of ${RUN_STATUSES.join(', ')}, got ${describe(status)}`);
+  if (!(STORED_RUN_STATUSES as readonly string[]).includes(status)) throw new Issue(`field 'status' must be one of ${STORED_RUN_STATUSES.join(', ')}, got ${describe(status)}`);
   optStr(value, 'output', '');
   if (value['error'] !== undefined) {
     const error = obj(value, 'error', '');

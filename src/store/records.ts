@@ -3,6 +3,7 @@
  * PostgreSQL): a run's append-only log of entries, its head, its lease. Types only; the
  * format's rules are in format.ts and record-checks.ts (src/store/format.md).
  */
+import type { StoredRunStatus } from '../run-status.js';
 import type { Message, Usage } from '../types.js';
 
 /** Where a user message in the log came from: the run's input or a message injected later. */
@@ -34,7 +35,7 @@ export type CheckpointEntry =
   | WaitRequestEntry
   | WaitResolutionEntry
   | { readonly kind: 'subrun_start'; readonly turn: number; readonly index: number; readonly callId: string; readonly runId: string }
-  | { readonly kind: 'subrun_end'; readonly turn: number; readonly index: number; readonly callId: string; readonly runId: string; readonly status: RunStatus };
+  | { readonly kind: 'subrun_end'; readonly turn: number; readonly index: number; readonly callId: string; readonly runId: string; readonly status: StoredRunStatus };
 
 /** A call of the open turn started waiting for a decision. */
 export interface ApprovalRequestEntry {
@@ -110,18 +111,14 @@ export interface WaitResolutionEntry {
 
 export type CheckpointEntryKind = CheckpointEntry['kind'];
 
-/**
- * `running` also for a run that crashed (nothing wrote a final head); `suspended`: parked
- * while only approvals are pending, resumable once they are decided; `interrupted`: cancelled.
- */
-export type RunStatus = 'running' | 'suspended' | 'completed' | 'failed' | 'interrupted';
+export type { RunStatus, StoredRunStatus } from '../run-status.js';
 
 /** The small, rewritten part of a run's record. */
 export interface CheckpointHead {
   readonly agent: string;
   readonly turn: number;
   readonly usage: Usage;
-  readonly status: RunStatus;
+  readonly status: StoredRunStatus;
   readonly output?: string;
   readonly error?: { readonly name: string; readonly message: string };
 }
@@ -184,7 +181,7 @@ export interface RunSummary {
 
 export interface ListRunsOptions {
   /** Only runs whose head has one of these statuses. */
-  readonly status?: RunStatus | readonly RunStatus[];
+  readonly status?: StoredRunStatus | readonly StoredRunStatus[];
 }
 
 type MaybePromise<T> = T | Promise<T>;

@@ -62,7 +62,7 @@ export interface RunBus {
   messages(runId: string): Promise<StoredRunMessage[]>;
   /** Marks messages applied (they stay until their run ends). */
   markApplied(ids: readonly number[]): Promise<void>;
-  /** Deletes `runId`'s messages if its stored head is finished (completed, failed, interrupted); returns how many. */
+  /** Deletes `runId`'s messages if its stored head is finished (completed, failed, cancelled); returns how many. */
   clearFinished(runId: string): Promise<number>;
   /** Stores events of `runId` in order and notifies every node (one transaction). */
   publish(runId: string, events: readonly WireRunEvent[]): Promise<void>;

@@ -203,14 +203,14 @@ export class SqliteCheckpointStore implements CheckpointStore {
       if (!row) return undefined;
       const where = `${this.file.where}: run '${runId}'`;
       const schemaVersion = checkSchemaVersion(row.schema_version, CHECKPOINT_SCHEMA_VERSION, where);
-      const head = this.head(row, where);
+      const head = this.head(row, where, schemaVersion);
       const entries: CheckpointEntry[] = [];
       for (const entry of s.entries.iterate(runId)) {
         const expected = entries.length + 1;
         if (entry.seq !== expected) {
           throw new UserError(`${where} is corrupt: entry ${expected} is missing (the next stored entry is ${entry.seq}).`);
         }
-        entries.push(decodeEntry(entry.data, `${where} entry ${entry.seq}`, entry.kind));
+        entries.push(decodeEntry(entry.data, `${where} entry ${entry.seq}`, schemaVersion, entry.kind));
       }
       if (entries.length !== row.entry_count) {
         throw new UserError(`${where} is corrupt: its head records ${row.entry_count} entries but ${entries.length} are stored.`);
@@ -227,7 +227,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     for (const row of this.statements!.list.iterate()) {
       const where = `${this.file.where}: run '${row.run_id}'`;
       const schemaVersion = checkSchemaVersion(row.schema_version, CHECKPOINT_SCHEMA_VERSION, where);
-      const head = this.head(row, where);
+      const head = this.head(row, where, schemaVersion);
       if (statuses && !statuses.includes(head.status)) continue;
       const lease = row.lease_owner === null ? {} : { lease: { runId: row.run_id, owner: row.lease_owner, expiresAt: row.lease_expires_at! } };
       out.push({ runId: row.run_id, schemaVersion, head, entries: row.entry_count, createdAt: row.created_at, updatedAt: row.updated_at, ...lease });
@@ -254,7 +254,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     this.file.close();
   }
 
-  private head(row: RunRow, where: string): CheckpointHead {
+  private head(row: RunRow, where: string, version: number): CheckpointHead {
     const head: Record<string, unknown> = {
       agent: row.agent,
       turn: row.turn,
@@ -263,7 +263,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     };
     if (row.output !== null) head['output'] = row.output;
     if (row.error !== null) head['error'] = decodeJson(row.error, `${where} head error`);
-    return decodeHead(head, `${where} head`);
+    return decodeHead(head, `${where} head`, version);
   }
 
   private prepare(create: true): SqliteDatabase;

@@ -35,7 +35,7 @@ describe(`messages between cluster nodes`, () => {
     expect((started.events()[1] as unknown as { error: { code: string } }).error.code).toBe('RUN_CANCELLED');
     expect(await c.executions()).toEqual([]);
     const saved = (await c.store.load(runId))!;
-    expect([saved.head.status, saved.entries.map((e) => e.kind)]).toEqual(['interrupted', ['input']]);
+    expect([saved.head.status, saved.entries.map((e) => e.kind)]).toEqual(['cancelled', ['input']]);
     // Its messages go with the run's end (the worker clears them once the last event is out).
     const left = () => adminQuery<{ n: number }>(`SELECT count(*)::int AS n FROM "${c.schema}".troupe_messages`);
     expect(await eventually(left, (rows) => rows[0]!.n === 0)).toEqual([{ n: 0 }]);

@@ -34,7 +34,7 @@ describe(`servers and workers on one PostgreSQL`, () => {
     expect(watched.frames.map((f) => f.id)).toEqual(started.frames.map((f) => f.id));
     const failed = started.events().at(-1) as unknown as { error: { code: string } };
     expect(failed.error.code).toBe('RUN_CANCELLED');
-    expect((await c.store.load(runId))!.head.status).toBe('interrupted');
+    expect((await c.store.load(runId))!.head.status).toBe('cancelled');
     const again = await call(b, 'POST', '/api/chat/cancel', { body: { runId } });
     expect([again.status, again.json.error.code]).toEqual([409, 'run_finished']);
   });

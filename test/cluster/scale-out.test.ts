@@ -257,6 +257,6 @@ describe(`scale-out with worker and server processes`, () => {
     expect(kinds(watched)).toEqual(kinds(started));
     expect(watched.frames.map((f) => f.id)).toEqual(started.frames.map((f) => f.id));
     expect(started.events().at(-1)).toMatchObject({ type: 'run_failed', runId, error: { code: 'RUN_CANCELLED' } });
-    expect((await store.load(runId))!.head.status).toBe('interrupted');
+    expect((await store.load(runId))!.head.status).toBe('cancelled');
   }, 60_000);
 });

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { demoAgent } from '../../src/cli/demo.js';
 import { replayAt, type WireEntry } from '../../src/inspect/replay.js';
+import type { RunStatus } from '../../src/run-status.js';
 import { agentGraph } from '../../src/inspect/topology.js';
 import { Agent, MemoryCheckpointStore, Runner, tool } from '../../src/index.js';
 import { ScriptedModel, text } from '../../src/entry/testing.js';
 import { z } from 'zod';
 
-async function storedDemo(): Promise<{ entries: WireEntry[]; status: string }> {
+async function storedDemo(): Promise<{ entries: WireEntry[]; status: RunStatus }> {
   const store = new MemoryCheckpointStore();
   const handle = Runner.stream(demoAgent(), 'Plan a weekend.', { checkpoint: { store, runId: 'run_r' } });
   for await (const event of handle) if (event.type === 'approval_required') event.approve();

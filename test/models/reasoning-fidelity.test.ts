@@ -4,7 +4,7 @@ import { Agent, MemoryCheckpointStore, Runner, tool, type AssistantMessage, type
 import { aiSdkModel } from '../../src/models/ai-sdk.js';
 import type { ModelStreamPart } from '../../src/models/model.js';
 import { fakeLanguageModel, finish } from './fake-language-model.js';
-import { decodeEntry } from '../../src/store/format.js';
+import { CHECKPOINT_SCHEMA_VERSION, decodeEntry } from '../../src/store/format.js';
 import { collect, deferred, flush } from '../helpers.js';
 import { REDACTED, SIGNATURE, THINKING, anthropicStyleModel } from './anthropic-style-model.js';
 import { chunk, startChatServer, textReply, usageChunk, type ChatServer } from './openai-server.js';
@@ -73,7 +73,7 @@ describe('reasoning fidelity: provider metadata goes back to the provider', () =
     const saved = store.load('think-1')!;
     expect(saved.entries.map((e) => e.kind)).toEqual(['input', 'reply']);
     // What another process reads: the entries as stored JSON, decoded and checked.
-    const decoded = saved.entries.map((entry, i) => decodeEntry(JSON.stringify(entry), `entry ${i + 1}`));
+    const decoded = saved.entries.map((entry, i) => decodeEntry(JSON.stringify(entry), `entry ${i + 1}`, CHECKPOINT_SCHEMA_VERSION));
     expect((decoded[1] as Extract<CheckpointEntry, { kind: 'reply' }>).message).toEqual(signedReply);
     const crashed = new MemoryCheckpointStore();
     crashed.append('think-1', decoded, saved.head);

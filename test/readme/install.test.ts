@@ -89,8 +89,10 @@ describe('installing the packed tarball into an empty project (npm, loopback reg
     const output = await npmInstall(app, [tarball, `zod@${locked('zod')}`]);
     const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
     expect(Object.keys(manifest.dependencies).sort()).toEqual(['troupe', 'zod']);
-    // Exactly troupe, its two runtime dependencies and its peer zod: no optional peer came along.
-    expect(readdirSync(join(app, 'node_modules')).filter((name) => !name.startsWith('.')).sort()).toEqual(['nanoid', 'troupe', 'xstate', 'zod']);
+    // Exactly troupe, its three runtime dependencies (nanoid, xstate, @cfworker/json-schema for plain JSON
+    // Schema parameters; all pure JavaScript) and its peer zod: no optional peer came along.
+    expect(readdirSync(join(app, 'node_modules')).filter((name) => !name.startsWith('.')).sort()).toEqual(['@cfworker', 'nanoid', 'troupe', 'xstate', 'zod']);
+    expect(readdirSync(join(app, 'node_modules', '@cfworker'))).toEqual(['json-schema']);
     // No native build: no package has an install script (npm prints each one it runs).
     expect(output).not.toMatch(/node-gyp|prebuild-install|\binstall: |\bpostinstall: /);
     expect(existsSync(join(app, 'node_modules', 'better-sqlite3'))).toBe(false);

@@ -5,7 +5,7 @@ import { Agent, MemoryCheckpointStore, Runner, UserError, tool, toolResult, type
 import { ScriptedModel, call, text } from '../../src/entry/testing.js';
 import { aiSdkModel } from '../../src/models/ai-sdk.js';
 import { toPrompt } from '../../src/models/ai-sdk-request.js';
-import { decodeEntry } from '../../src/store/format.js';
+import { CHECKPOINT_SCHEMA_VERSION, decodeEntry } from '../../src/store/format.js';
 import { collect } from '../helpers.js';
 import { fakeLanguageModel, finish } from '../models/fake-language-model.js';
 import { startChatServer, textReply, type ChatServer } from '../models/openai-server.js';
@@ -36,7 +36,7 @@ describe('content parts in tool results', () => {
     expect(model.requests[1]!.messages.at(-1)).toEqual(expected);
     const stored = store.load('parts-1')!.entries.find((e) => e.kind === 'result')!;
     expect(stored).toEqual({ kind: 'result', turn: 1, message: expected });
-    expect(decodeEntry(JSON.stringify(stored), 'entry 3')).toEqual(stored);
+    expect(decodeEntry(JSON.stringify(stored), 'entry 3', CHECKPOINT_SCHEMA_VERSION)).toEqual(stored);
   });
 
   it('an AI SDK provider that takes media in tool results gets a content output with image-data', async () => {
@@ -114,13 +114,13 @@ describe('content parts in the stored log', () => {
 
   it('old records without parts load as they are; damaged parts are a corrupt-record UserError', () => {
     const old: CheckpointEntry = { kind: 'result', turn: 1, message: { role: 'tool', callId: 'c1', name: 'chart', content: 'x', isError: false } };
-    expect(decodeEntry(JSON.stringify(old), 'entry 3')).toEqual(old);
-    expect(() => decodeEntry(result([{ type: 'image', data: 'QUJD', mediaType: 'image/png' }, { type: 'video' }]), "run 'r' entry 3")).toThrow(
+    expect(decodeEntry(JSON.stringify(old), 'entry 3', CHECKPOINT_SCHEMA_VERSION)).toEqual(old);
+    expect(() => decodeEntry(result([{ type: 'image', data: 'QUJD', mediaType: 'image/png' }, { type: 'video' }]), "run 'r' entry 3", CHECKPOINT_SCHEMA_VERSION)).toThrow(
       new UserError(`run 'r' entry 3 is corrupt: field 'message.parts' part 2 has an unknown type "video"; expected text, image or file.`),
     );
-    expect(() => decodeEntry(result([]), 'entry 3')).toThrow("entry 3 is corrupt: field 'message.parts' must hold at least one content part.");
+    expect(() => decodeEntry(result([]), 'entry 3', CHECKPOINT_SCHEMA_VERSION)).toThrow("entry 3 is corrupt: field 'message.parts' must hold at least one content part.");
     const reply = JSON.stringify({ kind: 'reply', turn: 1, message: { role: 'assistant', content: '', toolCalls: [{ id: 'c', name: 'n', arguments: '{}', providerMetadata: 'sig' }], agent: 'a' } });
-    expect(() => decodeEntry(reply, 'entry 2')).toThrow("entry 2 is corrupt: field 'message.toolCalls[0].providerMetadata' must be an object keyed by provider.");
+    expect(() => decodeEntry(reply, 'entry 2', CHECKPOINT_SCHEMA_VERSION)).toThrow("entry 2 is corrupt: field 'message.toolCalls[0].providerMetadata' must be an object keyed by provider.");
   });
 });
 

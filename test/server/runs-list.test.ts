@@ -62,7 +62,7 @@ describe('GET /api/runs: live and stored runs, filter and search', () => {
       expect(await ids(`?q=${calcId.slice(4, 10)}`)).toEqual([calcId]);
       expect(await ids('?q=done&status=failed')).toEqual([]);
       expect(await ids('?limit=1')).toEqual([brokenId]);
-      expect((await call(second, 'GET', '/api/runs?status=paused')).json).toEqual({ error: { code: 'invalid_query', message: 'Unknown status \'paused\'. Use one of queued, running, completed, failed, cancelled, interrupted, suspended.' } });
+      expect((await call(second, 'GET', '/api/runs?status=paused')).json).toEqual({ error: { code: 'invalid_query', message: 'Unknown status \'paused\'. Use one of queued, running, suspended, completed, failed, cancelled.' } });
       expect((await call(second, 'GET', '/api/runs?limit=0')).status).toBe(400);
 
       // A new live run on the restarted server is listed once, first, as live.
@@ -96,7 +96,7 @@ describe('GET /api/runs: live and stored runs, filter and search', () => {
         { role: 'tool', callId: 'c2', name: 'add', content: '7', isError: false },
         { role: 'assistant', content: 'done', toolCalls: [], agent: 'calc' },
       ]);
-      expect(detail.log).toMatchObject({ unknownEntries: 0, schemaVersion: 4 });
+      expect(detail.log).toMatchObject({ unknownEntries: 0, schemaVersion: 5 });
       expect(detail.log.restoreError).toBeUndefined();
       const failed = (await call(second, 'GET', `/api/runs/${brokenId}`)).json;
       expect(failed).toMatchObject({ status: 'failed', error: { name: 'ScriptExhausted', message: 'ScriptedModel has no reply for request 1: the script has 0 steps.' } });

@@ -1,6 +1,6 @@
 /**
  * Stored runs through the API: a decision for a suspended run is recorded in its log and the
- * run continues on the server; POST /api/runs/:id/resume continues an interrupted run.
+ * run continues on the server; POST /api/runs/:id/resume continues a cancelled run.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -65,12 +65,12 @@ describe('stored runs on the server', () => {
     expect(store.load('job-2')!.entries[before]).toMatchObject({ kind: 'approval_decision', approved: true, by: 'api', editedArguments: '{"cents":250}' });
   });
 
-  it('POST /api/runs/:id/resume continues an interrupted run; errors are typed', async () => {
+  it('POST /api/runs/:id/resume continues a cancelled run; errors are typed', async () => {
     const store = new MemoryCheckpointStore();
     const cancelled = Runner.stream(new Agent({ name: 'desk', model: new ScriptedModel([text('never')]) }), 'go', { checkpoint: { store, runId: 'int-1' } });
     cancelled.cancel('stop');
     await cancelled.result().catch(() => undefined);
-    expect(store.load('int-1')!.head.status).toBe('interrupted');
+    expect(store.load('int-1')!.head.status).toBe('cancelled');
     server = await createServer({ agents: { desk: () => new Agent({ name: 'desk', model: new ScriptedModel([text('resumed fine')]) }) }, checkpointStore: store });
     expect(server.recovered).toEqual([]);
     const resumed = await call(server, 'POST', '/api/runs/int-1/resume');

@@ -65,7 +65,7 @@ export function damagedRecordContract(harness: Harness): void {
     it('a damaged head, on load and on list', async () => {
       const run = await storedRun();
       await run.sql("UPDATE troupe_runs SET status = 'paused'");
-      const status = `${run.where} head is corrupt: field 'status' must be one of running, suspended, completed, failed, interrupted, got "paused".`;
+      const status = `${run.where} head is corrupt: field 'status' must be one of running, suspended, completed, failed, cancelled, got "paused".`;
       await expectRejects(() => run.store.load('r1'), UserError, status);
       await expectRejects(() => run.store.list(), UserError, status);
       await run.sql(`UPDATE troupe_runs SET status = 'running', usage = '{"inputTokens":1}'`);
@@ -74,14 +74,27 @@ export function damagedRecordContract(harness: Harness): void {
       await expectRejects(() => run.store.load('r1'), UserError, `${run.where} head is corrupt: missing field 'error.message'.`);
     });
 
+    it("format 4 and older said 'interrupted' for a cancelled run: it reads as 'cancelled' (head, subrun_end, list filter); format 5 refuses it", async () => {
+      const run = await storedRun();
+      await run.store.append('r1', [{ kind: 'subrun_end', turn: 1, index: 0, callId: 'c1', runId: 'r1/1.0', status: 'cancelled' }], head({ turn: 1 }));
+      await run.sql(`UPDATE troupe_runs SET schema_version = 4, status = 'interrupted'`);
+      await run.sql(`UPDATE troupe_entries SET data = '{"kind":"subrun_end","turn":1,"index":0,"callId":"c1","runId":"r1/1.0","status":"interrupted"}' WHERE seq = 4`);
+      const loaded = await run.store.load('r1');
+      expect([loaded!.schemaVersion, loaded!.head.status, loaded!.entries[3]]).toEqual([4, 'cancelled', { kind: 'subrun_end', turn: 1, index: 0, callId: 'c1', runId: 'r1/1.0', status: 'cancelled' }]);
+      expect((await run.store.list({ status: 'cancelled' })).map((r) => [r.runId, r.head.status])).toEqual([['r1', 'cancelled']]);
+      expect(await run.store.list({ status: ['running', 'completed'] })).toEqual([]);
+      await run.sql('UPDATE troupe_runs SET schema_version = 5');
+      await expectRejects(() => run.store.load('r1'), UserError, `${run.where} head is corrupt: field 'status' must be one of running, suspended, completed, failed, cancelled, got "interrupted".`);
+    });
+
     it('a run of a newer schemaVersion: load, list and append refuse it and write nothing', async () => {
       const run = await storedRun();
-      await run.sql('UPDATE troupe_runs SET schema_version = 5');
-      const message = `${run.where} uses checkpoint schemaVersion 5, but this version of troupe reads only up to 4; upgrade troupe to load it.`;
+      await run.sql('UPDATE troupe_runs SET schema_version = 6');
+      const message = `${run.where} uses checkpoint schemaVersion 6, but this version of troupe reads only up to 5; upgrade troupe to load it.`;
       await expectRejects(() => run.store.load('r1'), UserError, message);
       await expectRejects(() => run.store.list(), UserError, message);
       await expectRejects(() => run.store.append('r1', [turnEnd(1)], head({ turn: 1 })), UserError, message);
-      await run.sql('UPDATE troupe_runs SET schema_version = 4');
+      await run.sql('UPDATE troupe_runs SET schema_version = 5');
       expect((await run.store.list()).map((r) => [r.entries, r.updatedAt])).toEqual([[3, 1002]]);
       await run.sql('UPDATE troupe_runs SET schema_version = 0');
       await expectRejects(() => run.store.load('r1'), UserError, `${run.where} is corrupt: its checkpoint schemaVersion must be a positive integer, got 0.`);

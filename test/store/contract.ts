@@ -48,7 +48,7 @@ const MALFORMED: ReadonlyArray<[string, unknown, string]> = [
   ['wait_resolution of a question that is not an answer', { kind: 'wait_resolution', waitId: 'w', waitKind: 'question', callId: 'c', ended: 'resolved', resolution: 5, resolvedAt: 1 }, "field 'resolution' must be a string or an array of strings"],
   ['wait_resolution that neither resolved nor timed out', { kind: 'wait_resolution', waitId: 'w', waitKind: 'timer', callId: 'c', ended: 'maybe', resolvedAt: 1 }, "field 'ended' must be resolved or timedOut, got \"maybe\""],
   ['subrun_start', { kind: 'subrun_start', turn: 1, index: -1, callId: 'c', runId: 'r/1.0' }, "field 'index' must be a non-negative integer, got -1"],
-  ['subrun_end', { kind: 'subrun_end', turn: 1, index: 0, callId: 'c', runId: 'r/1.0', status: 'done' }, "field 'status' must be one of running, suspended, completed, failed, interrupted, got \"done\""],
+  ['subrun_end', { kind: 'subrun_end', turn: 1, index: 0, callId: 'c', runId: 'r/1.0', status: 'done' }, "field 'status' must be one of running, suspended, completed, failed, cancelled, got \"done\""],
   ['result terminate', { kind: 'result', turn: 1, message: { role: 'tool', callId: 'c', name: 'n', content: 'x', isError: false }, terminate: 1 }, "field 'terminate' must be a boolean, got 1"],
 ];
 
@@ -72,7 +72,7 @@ export function checkpointStoreContract(harness: Harness): void {
       expect(await store.load('r1')).toEqual({
         entries: [input('hello'), reply(1, ['c1', 'c2']), result(1, 'c2'), result(1, 'c1'), turnEnd(1)],
         head: { agent: 'a', turn: 1, usage: usage(3), status: 'completed', output: 'done' },
-        schemaVersion: 4,
+        schemaVersion: 5,
       });
     });
 
@@ -81,9 +81,9 @@ export function checkpointStoreContract(harness: Harness): void {
       await store.append('r1', [input()], head());
       const error = { name: 'BudgetExceeded', message: 'tool call count 3 exceeds budget 2' };
       await store.append('r1', [], head({ status: 'failed', error }));
-      expect(await store.load('r1')).toEqual({ entries: [input()], head: head({ status: 'failed', error }), schemaVersion: 4 });
+      expect(await store.load('r1')).toEqual({ entries: [input()], head: head({ status: 'failed', error }), schemaVersion: 5 });
       await store.append('r2', [], head());
-      expect(await store.load('r2')).toEqual({ entries: [], head: head(), schemaVersion: 4 });
+      expect(await store.load('r2')).toEqual({ entries: [], head: head(), schemaVersion: 5 });
     });
 
     it('keeps runs apart and drops optional head fields a later head does not carry', async () => {
@@ -91,8 +91,8 @@ export function checkpointStoreContract(harness: Harness): void {
       await store.append('r1', [input('one')], head({ agent: 'x', output: 'old', error: { name: 'E', message: 'm' } }));
       await store.append('r2', [input('two')], head({ agent: 'y' }));
       await store.append('r1', [reply(1)], head({ agent: 'x', turn: 1 }));
-      expect(await store.load('r1')).toEqual({ entries: [input('one'), reply(1)], head: head({ agent: 'x', turn: 1 }), schemaVersion: 4 });
-      expect(await store.load('r2')).toEqual({ entries: [input('two')], head: head({ agent: 'y' }), schemaVersion: 4 });
+      expect(await store.load('r1')).toEqual({ entries: [input('one'), reply(1)], head: head({ agent: 'x', turn: 1 }), schemaVersion: 5 });
+      expect(await store.load('r2')).toEqual({ entries: [input('two')], head: head({ agent: 'y' }), schemaVersion: 5 });
     });
 
     it('returns a copy of the entry list: changing it does not change the store', async () => {
@@ -124,18 +124,18 @@ export function checkpointStoreContract(harness: Harness): void {
       clock.set(102);
       await store.append('b', [turnEnd(1)], head({ turn: 1, status: 'completed', output: 'ok' }));
       clock.set(103);
-      await store.append('c', [], head({ status: 'interrupted' }));
+      await store.append('c', [], head({ status: 'cancelled' }));
       clock.set(104);
       await store.append('d', [], head({ status: 'suspended' }));
       expect(await store.list()).toEqual([
-        { runId: 'b', schemaVersion: 4, head: head({ turn: 1, status: 'completed', output: 'ok' }), entries: 3, createdAt: 100, updatedAt: 102 },
-        { runId: 'a', schemaVersion: 4, head: head(), entries: 1, createdAt: 101, updatedAt: 101 },
-        { runId: 'c', schemaVersion: 4, head: head({ status: 'interrupted' }), entries: 0, createdAt: 103, updatedAt: 103 },
-        { runId: 'd', schemaVersion: 4, head: head({ status: 'suspended' }), entries: 0, createdAt: 104, updatedAt: 104 },
+        { runId: 'b', schemaVersion: 5, head: head({ turn: 1, status: 'completed', output: 'ok' }), entries: 3, createdAt: 100, updatedAt: 102 },
+        { runId: 'a', schemaVersion: 5, head: head(), entries: 1, createdAt: 101, updatedAt: 101 },
+        { runId: 'c', schemaVersion: 5, head: head({ status: 'cancelled' }), entries: 0, createdAt: 103, updatedAt: 103 },
+        { runId: 'd', schemaVersion: 5, head: head({ status: 'suspended' }), entries: 0, createdAt: 104, updatedAt: 104 },
       ]);
       expect((await store.list({ status: 'running' })).map((r) => r.runId)).toEqual(['a']);
       expect((await store.list({ status: 'suspended' })).map((r) => r.runId)).toEqual(['d']);
-      expect((await store.list({ status: ['running', 'interrupted'] })).map((r) => r.runId)).toEqual(['a', 'c']);
+      expect((await store.list({ status: ['running', 'cancelled'] })).map((r) => r.runId)).toEqual(['a', 'c']);
       expect(await store.list({ status: [] })).toEqual([]);
     });
 
@@ -169,19 +169,19 @@ export function checkpointStoreContract(harness: Harness): void {
         [[{ kind: 'note', text: 'x' } as unknown as CheckpointEntry], head(), 'entry 1 of this append is invalid: unknown entry kind "note".'],
         [[{ kind: 'reply', turn: 1, message: { role: 'user', content: 'x' } }], head(), "entry 1 of this append is invalid: field 'message.role' must be 'assistant', got \"user\"."],
         [[turnEnd(-1)], head(), "entry 1 of this append is invalid: field 'turn' must be a non-negative integer, got -1."],
-        [[turnEnd(1)], head({ status: 'paused' as never }), "the head is invalid: field 'status' must be one of running, suspended, completed, failed, interrupted, got \"paused\"."],
+        [[turnEnd(1)], head({ status: 'paused' as never }), "the head is invalid: field 'status' must be one of running, suspended, completed, failed, cancelled, got \"paused\"."],
         [[turnEnd(1)], { ...head(), usage: { inputTokens: 1 } as never }, "the head is invalid: missing field 'usage.outputTokens'."],
       ];
       for (const [entries, h, message] of refusals) await expectRejects(() => store.append('r1', entries, h), UserError, `Cannot append to run 'r1': ${message}`);
       await expectRejects(() => store.append('', [input()], head()), UserError, 'A run id must be a non-empty string, got "".');
-      expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 4 });
+      expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 5 });
     });
 
     it('round-trips every entry kind and a suspended head exactly, extra fields included', async () => {
       const store = await fresh();
       await store.append('r1', EVERY_KIND.slice(0, 4), head({ turn: 1, status: 'suspended' }));
       await store.append('r1', EVERY_KIND.slice(4), head({ turn: 1, agent: 'b', status: 'suspended' }));
-      expect(await store.load('r1')).toEqual({ entries: EVERY_KIND, head: head({ turn: 1, agent: 'b', status: 'suspended' }), schemaVersion: 4 });
+      expect(await store.load('r1')).toEqual({ entries: EVERY_KIND, head: head({ turn: 1, agent: 'b', status: 'suspended' }), schemaVersion: 5 });
       expect(JSON.stringify((await store.load('r1'))!.entries)).toBe(JSON.stringify(EVERY_KIND));
     });
 
@@ -189,7 +189,7 @@ export function checkpointStoreContract(harness: Harness): void {
       const store = await fresh();
       await store.append('r1', [input()], head());
       await expectRejects(() => store.append('r1', [turnEnd(1), entry as CheckpointEntry], head({ turn: 1 })), UserError, `Cannot append to run 'r1': entry 2 of this append is invalid: ${issue}.`);
-      expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 4 });
+      expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 5 });
     });
 
     leaseContract(harness);

@@ -6,7 +6,7 @@ import { expectUserError, head, input, reply, result, turnEnd } from './store-he
 
 const doc = () => ({
   format: 'troupe.checkpoint',
-  schemaVersion: 4,
+  schemaVersion: 5,
   runId: 'r1',
   head: head({ turn: 1, status: 'completed', output: 'ok' }),
   entries: [input(), reply(1, ['c1']), result(1, 'c1'), turnEnd(1)] as unknown[],
@@ -14,7 +14,7 @@ const doc = () => ({
 
 describe('record format versions', () => {
   it('are 4 for checkpoints (the waits of calls) and 1 for sessions', () => {
-    expect(CHECKPOINT_SCHEMA_VERSION).toBe(4);
+    expect(CHECKPOINT_SCHEMA_VERSION).toBe(5);
     expect(SESSION_SCHEMA_VERSION).toBe(1);
   });
 });
@@ -53,8 +53,8 @@ describe('JSON export', () => {
 
   it('refuses a newer schemaVersion with an upgrade hint', () => {
     expectUserError(
-      () => parseRunExport({ ...doc(), schemaVersion: 5 }, 'backup.json'),
-      'backup.json uses checkpoint schemaVersion 5, but this version of troupe reads only up to 4; upgrade troupe to load it.',
+      () => parseRunExport({ ...doc(), schemaVersion: 6 }, 'backup.json'),
+      'backup.json uses checkpoint schemaVersion 6, but this version of troupe reads only up to 5; upgrade troupe to load it.',
     );
   });
 

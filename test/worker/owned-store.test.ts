@@ -21,7 +21,7 @@ describe('ownedStore: the store view a worker hands to a run', () => {
     clock.set(100);
     store.claim('r1', 'worker-2', 100);
     await expectRejects(
-      () => view.append('r1', [], head({ turn: 1, status: 'interrupted' }), { owner: 'runtime-owner', seq: 4 }),
+      () => view.append('r1', [], head({ turn: 1, status: 'cancelled' }), { owner: 'runtime-owner', seq: 4 }),
       RunLocked,
       `Run 'r1' is locked by 'worker-2' until ${new Date(200).toISOString()}; nothing was written. Wait for the lease to expire or stop the other process.`,
     );

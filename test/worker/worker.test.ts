@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { CheckpointEntry, RunStatus } from '../../src/store/checkpoint-store.js';
+import type { CheckpointEntry, StoredRunStatus } from '../../src/store/checkpoint-store.js';
 import { PostgresCheckpointStore } from '../../src/store/postgres-checkpoint-store.js';
 import { enqueueRun } from '../../src/store/postgres-queue.js';
 import { startWorker, type Worker } from '../../src/worker/worker.js';
@@ -33,7 +33,7 @@ describe(`troupe worker on PostgreSQL`, () => {
     cleanup.push(() => store.close());
     return store;
   };
-  const allStatuses = async (store: PostgresCheckpointStore, count: number, status: RunStatus) => {
+  const allStatuses = async (store: PostgresCheckpointStore, count: number, status: StoredRunStatus) => {
     const runs = await store.list({ status });
     return runs.length === count ? runs : undefined;
   };
