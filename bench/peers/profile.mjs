@@ -1,11 +1,14 @@
 /**
  * One workload in a loop through a peers adapter, for `node --cpu-prof`:
- *   node --cpu-prof bench/peers/profile.mjs troupe|pi w0|w1|w3|w4 [reps]
+ *   node --cpu-prof bench/peers/profile.mjs <framework> w0|w1|w3|w4 [reps]
+ * (<framework>: an id of frameworks.mjs, e.g. troupe, pi, ai-sdk, openai-agents)
  * (run `npm run bench:peers` once first: it compiles troupe into node_modules/.troupe-bench).
  * No explicit gc() here, so the profile's GC share is the workload's own.
  */
+import { loadAdapter } from './frameworks.mjs';
+
 const [which = 'troupe', workload = 'w3', repsArg] = process.argv.slice(2);
-const adapter = which === 'troupe' ? await import('./troupe.mjs') : await import('./pi.mjs');
+const adapter = await loadAdapter(which);
 const shapes = {
   w0: { turns: [0], reps: 20000 },
   w1: { turns: [100, 0], reps: 2000 },
