@@ -71,7 +71,9 @@ function checkInput(input: unknown, where: () => string): asserts input is RunIn
  * running ones whose owner is gone, suspended ones with a decision or an unapplied message;
  * sub-runs are resumed by their parent),
  * then enqueued runs not started yet (in enqueue order); each candidate row is locked with
- * SKIP LOCKED and leased with the claim statement.
+ * SKIP LOCKED and leased with the claim statement. The only lock it waits for is a lease row,
+ * and an append locks its run's head and job rows before its lease (the store's lock order),
+ * so a claim skips a run being written rather than deadlocking with its writer.
  */
 export async function claimNextRun(db: PostgresDatabase, q: Query, now: number, takeLease: TakeLease): Promise<ClaimedRun | undefined> {
   const stored = await q<{ run_id: string; agent: string; job_agent: string | null }>(
