@@ -1,6 +1,7 @@
 import { readSse } from '../../src/inspect/sse.js';
 import type { AgentGraph, WireError, WireRecord, WireRunEvent } from '../../src/inspect/wire.js';
 import type { WireEntry } from '../../src/inspect/replay.js';
+import type { RunStatus } from '../../src/run-status.js';
 
 /** A row of GET /api/runs (live or stored). */
 export interface RunRow {
@@ -8,7 +9,7 @@ export interface RunRow {
   readonly source: 'live' | 'stored';
   readonly agent: string;
   readonly input: string | undefined;
-  readonly status: string;
+  readonly status: RunStatus;
   readonly startedAt: number;
   readonly endedAt: number | undefined;
   readonly durationMs: number | undefined;
@@ -23,7 +24,7 @@ export interface RunDetail extends RunRow {
   readonly budget?: Record<string, number>;
   readonly eventLog: WireRunEvent[];
   readonly log?: {
-    readonly head: { agent: string; status: string; turn: number; output?: string; error?: { name: string; message: string } };
+    readonly head: { agent: string; status: RunStatus; turn: number; output?: string; error?: { name: string; message: string } };
     readonly entries: WireEntry[];
     readonly unknownEntries: number;
     readonly restoreError?: string;
