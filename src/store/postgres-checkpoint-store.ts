@@ -21,7 +21,7 @@ import {
 import { STORED_RUN_STATUSES, fromStoredStatus, storedStatusesToMatch, type StoredRunStatus } from '../run-status.js';
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
 import { PostgresDatabase, type Query } from './postgres.js';
-import { POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
+import { OPEN_WAIT_DEADLINE, POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
 import { checkJob, claimNextRun, insertJob, markJobStarted, type ClaimedRun, type RunJob } from './postgres-queue.js';
 import type { PostgresConnection, PostgresStoreOptions } from './postgres-options.js';
 
@@ -238,7 +238,9 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   /**
    * For workers: leases the oldest run that needs a process — status `running`, or `suspended`
-   * with an approval decision recorded since it suspended — whose lease is missing or expired;
+   * with an approval decision or a wait resolution recorded since it suspended, a message not
+   * yet applied, or a wait deadline that is due (a timer's time, a wait's timeout: durable
+   * timers) — whose lease is missing or expired;
    * when there is none, the oldest enqueued run (`enqueue`) not started yet. Undefined when
    * there is no work. Candidates are locked with `FOR UPDATE SKIP LOCKED`, so workers polling
    * at once take different runs without waiting on each other.
@@ -298,7 +300,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
           schema_version = excluded.schema_version, agent = excluded.agent, turn = excluded.turn, status = excluded.status,
           usage = excluded.usage, output = excluded.output, error = excluded.error, entry_count = excluded.entry_count,
           suspended_count = CASE WHEN excluded.status <> 'suspended' THEN NULL WHEN r.status = 'suspended' THEN r.suspended_count ELSE excluded.entry_count END,
-          updated_at = excluded.updated_at`),
+          updated_at = excluded.updated_at, wake_at = NULL`),
       [
         runId,
         before,
@@ -315,6 +317,9 @@ export class PostgresCheckpointStore implements CheckpointStore {
         this.now(),
       ],
     );
+    // A parked run is woken by claimNext at its earliest wait deadline (durable timers): read
+    // from the log after this append's entries are in (a resolution may have closed a wait).
+    if (head.status === 'suspended') await q(this.sql(`UPDATE {s}.troupe_runs SET wake_at = ${OPEN_WAIT_DEADLINE} WHERE run_id = $1`), [runId]);
   }
 
   /** Serialises the writers of one run until the transaction ends (two first appends of a new run included). */
