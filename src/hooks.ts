@@ -1,6 +1,6 @@
 import type { ZodType } from 'zod';
 import type { Tool } from './tools/tool.js';
-import type { AssistantMessage, Message, ToolCallRequest, Usage } from './types.js';
+import type { AssistantMessage, Message, ToolCallRequest, ToolResultMessage, Usage } from './types.js';
 
 /** What every hook and guardrail is told about the run it runs in. */
 export interface HookContext<Deps = any> {
@@ -11,6 +11,8 @@ export interface HookContext<Deps = any> {
   /** The transcript's messages: a new array on each read (changing it changes nothing in the run). */
   readonly transcript: readonly Message[];
   readonly usage: Readonly<Usage>;
+  /** The run's shared state, the same object as the tools' `ctx.extra` (see RunContext.extra). */
+  readonly extra: Record<string, unknown>;
 }
 
 /**
@@ -23,6 +25,17 @@ export interface ModelCallView {
   readonly messages: readonly Message[];
 }
 
+/** What `shouldStopAfterTurn` is told about the turn that just ended. */
+export interface AfterTurn<Deps = any> {
+  /** The turn's reply (with its tool calls). */
+  readonly message: AssistantMessage;
+  /** The turn's tool results, in the order they were stored. */
+  readonly toolResults: readonly ToolResultMessage[];
+  /** Every message the turn added to the transcript: the reply, then its results. */
+  readonly newMessages: readonly Message[];
+  readonly ctx: HookContext<Deps>;
+}
+
 /** What `afterModelResponse` may ask for; undefined keeps the reply. */
 export type AfterModelResponse =
   /** Discard this reply and ask the model again (a new turn: counted against maxTurns). */
@@ -30,7 +43,21 @@ export type AfterModelResponse =
   /** Keep the reply and give the model these user messages at its next request (the run goes on). */
   | { readonly inject: readonly string[] }
   /** The reply is final: its text is the output and its tool calls do not run (a message already waiting still gets a turn). */
-  | { readonly stop: true };
+  | { readonly stop: true }
+  /**
+   * Replace the reply (CubePi's reply replacement), before preflight: its text, its tool calls,
+   * or both (each `{ id, name, arguments }`, `arguments` JSON text). The replaced reply is what
+   * is stored, what `message_completed` carries, what the next hooks see and what the model sees
+   * next (the `text_delta` events already streamed are the original's). Any other verdict of a
+   * later hook still applies. A malformed replacement fails the run (HookError).
+   */
+  | { readonly replace: { readonly content?: string; readonly toolCalls?: readonly ToolCallRequest[] } };
+
+/** What the afterModelResponse hooks decided together (internal): a verdict, and the reply's text and calls when a hook replaced them. */
+export interface JudgedReply {
+  readonly verdict?: { readonly retry: true } | { readonly inject: readonly string[] } | { readonly stop: true };
+  readonly replaced?: { readonly content: string; readonly toolCalls: readonly ToolCallRequest[] };
+}
 
 /** A call as `beforeToolCall` and `afterToolCall` see it. */
 export interface HookedCall {
@@ -62,6 +89,17 @@ export interface AgentHooks<Deps = any> {
   beforeToolCall?(call: HookedCall, ctx: HookContext<Deps>): void | { readonly block: string } | Promise<void | { readonly block: string }>;
   /** May change what the model sees of the result. */
   afterToolCall?(call: HookedCall, result: HookedResult, ctx: HookContext<Deps>): void | Partial<Pick<HookedResult, 'output' | 'isError'>> | Promise<void | Partial<Pick<HookedResult, 'output' | 'isError'>>>;
+  /**
+   * CubePi's soft stop, asked after every turn whose reply had tool calls, once all of its
+   * results are in: true skips the automatic next model call (the run completes with the
+   * turn's results as its output, as a terminating batch does). A queued steer, follow-up or
+   * mailbox message still starts another turn, and onRunEnd may still continue the run: only
+   * the model call the tool results would have triggered is skipped. (pi-agent-core's hard
+   * stop, an abort, ends the run even with messages queued; troupe's is `afterModelResponse`'s
+   * `{ stop: true }` or `handle.cancel()`.) With several hooks, any true stops. Sync or async;
+   * a throw fails the run with a HookError.
+   */
+  shouldStopAfterTurn?(turn: AfterTurn<Deps>): boolean | Promise<boolean>;
   /** Runs when the run would complete; returning user messages continues the run with them. */
   onRunEnd?(result: { readonly output: string; readonly finalOutput: unknown }, ctx: HookContext<Deps>): void | readonly string[] | Promise<void | readonly string[]>;
 }

@@ -35,7 +35,7 @@ export { waitForEvent, waitUntil } from './waits/wait-for.js';
 export type { WaitKindName, WaitView, WaitRequest, WaitOutcome } from './waits/wait-types.js';
 export type { PendingApproval, ApprovalTarget } from './runtime/approvals.js';
 export type { HumanRequest, HumanAnswer } from './runtime/humans.js';
-export type { AgentHooks, HookContext, ModelCallView, AfterModelResponse, HookedCall, HookedResult, Guardrail, GuardrailVerdict } from './hooks.js';
+export type { AgentHooks, HookContext, ModelCallView, AfterModelResponse, AfterTurn, HookedCall, HookedResult, Guardrail, GuardrailVerdict } from './hooks.js';
 export type { RunOptions, InspectionObserver } from './runtime/run-options.js';
 export {
   MemoryCheckpointStore,
@@ -61,6 +61,8 @@ export {
   type PolicyDecision,
 } from './tools/workspace/index.js';
 export { askHuman, type HumanChannel, type AskHumanOptions } from './tools/ask-human.js';
+export { askFromTool, askFormFromTool, confirmFromTool, type AskFromToolOptions } from './tools/ask-from-tool.js';
+export type { FormQuestion, FormAnswers } from './runtime/human-form.js';
 export { handoff, type HandoffOptions } from './handoff/handoff.js';
 export { agentAsTool, type AgentToolOptions } from './handoff/agent-tool.js';
 export type { HandoffInputFilter } from './handoff/handoff.js';

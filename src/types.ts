@@ -128,16 +128,25 @@ export interface ApprovalRequiredEvent extends ToolEventBase {
   reject(reason?: string): void;
 }
 export interface ToolCallStartedEvent extends ToolEventBase { readonly type: 'tool_call_started' }
-/** A tool (askHuman without a channel) asks a person; answer with `handle.humans.answer(requestId, answer)`. */
+/**
+ * A tool (askHuman without a channel, or askFromTool/confirmFromTool in its body) asks a person;
+ * answer with `handle.humans.answer(requestId, answer)`. With `form`, several keyed questions
+ * are asked at once (`question` is the form's title) and the answer is an object by key.
+ */
 export interface HumanRequestEvent extends ToolEventBase {
   readonly type: 'human_request';
   readonly requestId: string;
   readonly question: string;
   readonly options?: readonly string[];
   readonly multiSelect: boolean;
+  readonly form?: readonly { readonly key: string; readonly question: string; readonly options?: readonly string[]; readonly multiSelect: boolean }[];
 }
-/** The person answered (a string, or an array of options for a multi-select). */
-export interface HumanAnswerEvent extends ToolEventBase { readonly type: 'human_answer'; readonly requestId: string; readonly answer: string | readonly string[] }
+/** The person answered (a string, an array of options for a multi-select, or a form's answers by key with null for a cancelled question). */
+export interface HumanAnswerEvent extends ToolEventBase {
+  readonly type: 'human_answer';
+  readonly requestId: string;
+  readonly answer: string | readonly string[] | { readonly [key: string]: string | readonly string[] | null };
+}
 /**
  * A call waits for an external event or a point in time (its tool returned `waitForEvent` or
  * `waitUntil`): `detail` is `{ name }` or `{ until }`. Resolve an event wait with

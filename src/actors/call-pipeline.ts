@@ -25,8 +25,8 @@ export interface CallJob {
   onAttemptFailed(error: Error, attempt: number, willRetry: boolean): void;
   /** afterToolCall hooks, applied to the call's outcome; undefined when the agent has none. Never rejects. */
   readonly reshape: ((outcome: CallOutcome) => Promise<CallOutcome>) | undefined;
-  /** The wait machine's input for a wait the tool returned (or the call resumes): the run's view of it, its inbox and its log. */
-  openWait(request: WaitRequest): WaitInput;
+  /** The wait machine's input for a wait the tool returned (or the call resumes; `askId`: one its body asked): the run's view of it, its inbox and its log. */
+  openWait(request: WaitRequest, askId?: string): WaitInput;
   /** A call resumed while it waited: its stored wait opens again instead of the tool running (again). */
   readonly resumedWait?: WaitRequest;
 }

@@ -5,7 +5,7 @@ import { checkedUsage } from '../models/usage.js';
 import { errorText } from '../tools/render.js';
 import type { Model, ModelRequest } from '../models/model.js';
 import type { ReasoningPart, ToolCallRequest, Usage } from '../types.js';
-import type { AfterModelResponse } from '../hooks.js';
+import type { AfterModelResponse, JudgedReply } from '../hooks.js';
 
 export interface ModelTurnInput {
   readonly model: Model;
@@ -22,8 +22,8 @@ export interface ModelTurnInput {
   onDiscard(discarded: DiscardedAttempt): void;
   /** beforeModelCall hooks: a view of the request for this call only. @throws HookError */
   shape?(request: Omit<ModelRequest, 'signal'>): Promise<Omit<ModelRequest, 'signal'>>;
-  /** afterModelResponse hooks. @throws HookError */
-  judge?(reply: ModelReply): Promise<AfterModelResponse | undefined>;
+  /** afterModelResponse hooks: their verdict, and the reply's text and calls if they replaced them. @throws HookError */
+  judge?(reply: ModelReply): Promise<JudgedReply | undefined>;
   /** Settles when the run's log has stored everything the request is built from (durable runs). Never rejects. */
   readonly logged?: Promise<void>;
   /**
@@ -113,8 +113,12 @@ function withSpend(reply: ModelReply, spent: readonly CompactedRequest[]): Model
 
 async function judged(input: ModelTurnInput, reply: ModelReply): Promise<ModelReply> {
   if (!input.judge) return reply;
-  const verdict = await input.judge(reply);
-  return verdict ? { ...reply, verdict } : reply;
+  const judgedReply = await input.judge(reply);
+  if (!judgedReply) return reply;
+  // A replaced reply is the reply from here on: stored, announced and preflighted as the model's own.
+  const { verdict, replaced } = judgedReply;
+  const out = replaced ? { ...reply, text: replaced.content, calls: [...replaced.toolCalls] } : reply;
+  return verdict ? { ...out, verdict } : out;
 }
 
 /** The run's abort signal as a turn sees it: `aborted` reads without creating the signal. */

@@ -7,5 +7,8 @@ export const restoreActor = fromPromise<RestoredState, { load(): Promise<Restore
 /** Output guardrails and onRunEnd hooks when a run would complete; resolves with the messages that continue it. */
 export const runEndActor = fromPromise<string[], { check(): Promise<string[]> }>(({ input }) => input.check());
 
+/** shouldStopAfterTurn hooks after a turn's results; resolves true when one says stop. */
+export const stopAfterTurnActor = fromPromise<boolean, { check(): Promise<boolean> }>(({ input }) => input.check());
+
 /** Appends a completed run's messages to its session before run_completed. */
 export const sessionSaveActor = fromPromise<void, { save(): Promise<void> }>(({ input }) => input.save());

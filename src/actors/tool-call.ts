@@ -11,8 +11,8 @@ export type ToolCallSnapshot = Snapshot<CallOutcome> & {
   readonly job: CallJob | undefined;
   /** Sub-runs started by this call (agent as tool), by run id, with who waits for their done event (created with the first). */
   subRuns: Map<string, { readonly ref: AnyActorRef; readonly settle: (outcome: RunOutcome) => void }> | undefined;
-  /** The wait the tool returned, while it waits: a child wait machine whose outcome makes the call's result. */
-  wait: { readonly ref: AnyActorRef; readonly input: WaitInput } | undefined;
+  /** The wait the tool returned, while it waits: a child wait machine whose outcome makes the call's result (or, for an ask from the tool's body, goes to `settle`). */
+  wait: { readonly ref: AnyActorRef; readonly input: WaitInput; readonly settle?: (outcome: WaitOutcome) => void } | undefined;
 };
 
 /** Starts a sub-run as a child of this call's actor; its done event settles `settle`. */
@@ -26,8 +26,8 @@ export interface SpawnSubRunEvent {
 
 type ToolCallEvent =
   | { type: 'settled'; outcome: CallOutcome }
-  /** The tool returned a wait (or the call resumes one): its wait machine starts. */
-  | { type: 'wait'; request: WaitRequest }
+  /** The tool returned a wait (or the call resumes one): its wait machine starts. With `ask`, the tool's body asked and awaits the outcome itself (askFromTool). */
+  | { type: 'wait'; request: WaitRequest; ask?: { readonly id: string; readonly settle: (outcome: WaitOutcome) => void } }
   | SpawnSubRunEvent
   /** A sub-run ended (its outcome), or the call's wait did (its WaitOutcome). */
   | { type: `xstate.done.actor.${string}`; output: RunOutcome | WaitOutcome; actorId: string }
@@ -60,11 +60,11 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
         return snapshot;
       }
       case 'wait': {
-        const input = snapshot.job!.openWait(event.request);
+        const input = snapshot.job!.openWait(event.request, event.ask?.id);
         const ref = createActor(waitMachine, { id: input.view.waitId, parent: scope.self as AnyActorRef, input }) as unknown as AnyActorRef;
         // Started after this transition, as XState starts a spawned child.
         scope.defer(() => ref.start());
-        return { ...snapshot, wait: { ref, input } };
+        return { ...snapshot, wait: { ref, input, ...(event.ask ? { settle: event.ask.settle } : {}) } };
       }
       case 'xstate.stop':
         if (snapshot.subRuns) for (const { ref } of snapshot.subRuns.values()) ref.send({ type: 'CANCEL', error: new RunCancelled('the calling run stopped') });
@@ -75,11 +75,16 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
       default: {
         if (!event.type.startsWith('xstate.done.actor.')) return snapshot;
         if (snapshot.wait && event.actorId === snapshot.wait.ref.id) {
-          const { input } = snapshot.wait;
+          const { input, settle } = snapshot.wait;
           const job = snapshot.job!;
           const self = scope.self as AnyActorRef;
-          // The wait's outcome is the call's result (afterToolCall hooks see it as they see a returned value).
           const ended = event.output as WaitOutcome;
+          // An ask from the tool's body: its outcome goes back to the body, which keeps running.
+          if (settle) {
+            scope.defer(() => settle(ended));
+            return { ...snapshot, wait: undefined };
+          }
+          // The wait's outcome is the call's result (afterToolCall hooks see it as they see a returned value).
           scope.defer(() => void deliver(job, self, Promise.resolve(waitedOutcome(job, input.view, ended))));
           return { ...snapshot, wait: undefined };
         }

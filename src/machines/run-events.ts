@@ -48,6 +48,8 @@ export type RunMachineEvent =
   | DoneActorEvent<WaitOutcome, 'approval'>
   | DoneActorEvent<string[], 'runEnd'>
   | ErrorActorEvent<unknown, 'runEnd'>
+  | DoneActorEvent<boolean, 'afterTurn'>
+  | ErrorActorEvent<unknown, 'afterTurn'>
   | DoneActorEvent<void, 'session'>
   | ErrorActorEvent<unknown, 'session'>;
 

@@ -20,6 +20,7 @@ export const RUN_STATE = {
   runningAlone: 'run.turn.executing.barrier.runningAlone',
   draining: 'run.turn.executing.draining',
   turnEnd: 'run.turn.turnEnd',
+  afterTurn: 'run.turn.afterTurn',
   checkpoint: 'run.turn.checkpoint',
   handoff: 'run.turn.handoff',
   ending: 'run.ending',

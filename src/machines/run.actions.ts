@@ -110,6 +110,14 @@ export const runActions = {
     assertEvent(event, 'xstate.done.actor.runEnd');
     queueEndMessages(context.run, event.output);
   },
+  recordStopAfterTurn: ({ context, event }: RunActionArgs) => {
+    assertEvent(event, 'xstate.done.actor.afterTurn');
+    context.run.batch.stopAfterTurn = event.output;
+  },
+  failWithAfterTurnError: ({ context, event }: RunActionArgs) => {
+    assertEvent(event, 'xstate.error.actor.afterTurn');
+    fail(context.run, named(event.error, 'shouldStopAfterTurn failed'));
+  },
   failWithEndError: ({ context, event }: RunActionArgs) => {
     assertEvent(event, 'xstate.error.actor.runEnd');
     fail(context.run, named(event.error, 'run end checks failed'));

@@ -85,6 +85,11 @@ export const runGuards = {
   parkNow: ({ context }: RunGuardArgs) => parkNow(context.run),
   // ── the end of a turn ──
   stopRequested: ({ context }: RunGuardArgs) => context.run.stopError !== undefined,
+  // shouldStopAfterTurn hooks (a soft stop) have not yet been asked about this turn's results.
+  stopAfterTurnUnasked: ({ context }: RunGuardArgs) => {
+    const { batch, agent } = context.run;
+    return batch.stopAfterTurn === undefined && !batch.stopped && batch.reply !== undefined && batch.reply.toolCalls.length > 0 && hasHook(agent, 'shouldStopAfterTurn');
+  },
   spendOverBudget: ({ context }: RunGuardArgs) => spendViolation(context.run) !== undefined,
   turnUnsaved: ({ context }: RunGuardArgs) => context.run.runLog !== undefined && !context.run.turnSaved,
   outputNeedsRepair: ({ context }: RunGuardArgs) => !context.run.repairUsed && outputProblem(context.run) !== undefined,

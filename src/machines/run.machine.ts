@@ -1,8 +1,9 @@
 import { setup } from 'xstate';
-import { restoreActor, runEndActor, sessionSaveActor } from '../actors/run-work.js';
+import { restoreActor, runEndActor, sessionSaveActor, stopAfterTurnActor } from '../actors/run-work.js';
 import { waitMachine } from '../waits/wait.machine.js';
 import { approvalInput } from '../runtime/run-approvals.js';
 import { runEndInput } from '../runtime/run-end.js';
+import { stopAfterTurnInput } from '../runtime/run-hooks.js';
 import { restoreInput, sessionInput } from '../runtime/run-restore.js';
 import { createRunState, type RunInput, type RunOutcome } from '../runtime/run-state.js';
 import type { RunMachineEvent } from './run-events.js';
@@ -20,7 +21,7 @@ export type { RunMachineEvent } from './run-events.js';
  *
  * idle → [restoring] → starting → turn ⟲ → finishing → completed
  *   turn = checkLimits → model → executing (preflight ⇄ approvalWait | barrier | throttled → draining) → turnEnd
- *   turnEnd decides, in order: stop, spend, save (checkpoint, then back), repair, output, end checks
+ *   turnEnd decides, in order: stop, spend, soft stop asked (afterTurn, then back), save (checkpoint, then back), repair, output, end checks
  *   (ending), finished (finishing), handoff, next turn.
  * terminal: completed, failed, cancelled (reports run_failed(RunCancelled)), suspended (a
  * durable run parked at a wait: suspending stores it, then the lease is released).
@@ -39,6 +40,7 @@ export const runMachine = setup({
     wait: waitMachine,
     restore: restoreActor,
     runEnd: runEndActor,
+    afterTurn: stopAfterTurnActor,
     session: sessionSaveActor,
   },
 }).createMachine({
@@ -185,6 +187,8 @@ export const runMachine = setup({
           always: [
             { guard: 'stopRequested', target: '#run.stopping' },
             { guard: 'spendOverBudget', target: '#run.stopping', actions: 'stopOverSpend' },
+            // shouldStopAfterTurn hooks are asked once about the turn's results (before it is saved: a soft stop completes the run).
+            { guard: 'stopAfterTurnUnasked', target: 'afterTurn' },
             // A durable turn is saved first, then decided (checkpoint comes back here).
             { guard: 'turnUnsaved', target: 'checkpoint' },
             // outputType: an invalid final reply gets one repair turn, then OutputValidationError.
@@ -197,6 +201,16 @@ export const runMachine = setup({
             // Leaving and re-entering `turn` starts the next turn from checkLimits.
             { target: '#run.turn', reenter: true, actions: 'endTurn' },
           ],
+        },
+        // The soft stop (CubePi's shouldStopAfterTurn): its answer joins the runFinished rule.
+        afterTurn: {
+          invoke: {
+            id: 'afterTurn',
+            src: 'afterTurn',
+            input: ({ context }) => stopAfterTurnInput(context.run),
+            onDone: { target: 'turnEnd', actions: 'recordStopAfterTurn' },
+            onError: { target: '#run.failed', actions: 'failWithAfterTurnError' },
+          },
         },
         // Waits for the turn's writes (saveCheckpoint answers with a message: no actor per turn).
         checkpoint: {

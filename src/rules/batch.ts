@@ -26,10 +26,11 @@ export function batchTerminates(calls: readonly SettledCall[]): boolean {
  * stopped), or a batch that terminates — unless a message is waiting for the model (then it
  * gets another turn: nothing queued is lost).
  */
-export function runFinishes(reply: AssistantMessage | undefined, calls: readonly SettledCall[], waitingMessages: number, stopped = false): boolean {
+export function runFinishes(reply: AssistantMessage | undefined, calls: readonly SettledCall[], waitingMessages: number, stopped = false, softStopped = false): boolean {
   if (!reply || waitingMessages > 0) return false;
   // afterModelResponse's stop makes the reply final (its calls never ran); a waiting message still gets a turn.
-  return stopped || reply.toolCalls.length === 0 || batchTerminates(calls);
+  // shouldStopAfterTurn (softStopped) skips the model call the results would trigger.
+  return stopped || softStopped || reply.toolCalls.length === 0 || batchTerminates(calls);
 }
 
 /** Capacity rule: another call may start while fewer than `max` run (no cap: always). */

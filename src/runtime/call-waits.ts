@@ -20,14 +20,16 @@ export interface WaitingCall {
 }
 
 /**
- * The input of the wait machine for `request`, the wait of `slot` (id `<runId>:<turn>.<index>`).
+ * The input of the wait machine for `request`, the wait of `slot` (id `<runId>:<turn>.<index>`,
+ * plus `:<askId>` for an ask from the tool's body).
  * A wait stored in the log (resume) keeps its request time and deadline, and a stored
  * resolution resolves it at once. Opening announces it (the kind's event), logs its request
  * once and tells the run (`wait.opened`: it may park now); ending reports and logs how it ended.
  */
-export function callWaitInput(state: RunState, slot: CallSlot, call: WaitingCall, request: WaitRequest): WaitInput {
+export function callWaitInput(state: RunState, slot: CallSlot, call: WaitingCall, request: WaitRequest, askId?: string): WaitInput {
   const kind = waitKind(request.kind);
-  const waitId = `${call.runId}:${slot.key}`;
+  // An ask from the tool's body (askFromTool) has its own id per ask: `<runId>:<turn>.<index>:ask.<n>`.
+  const waitId = askId === undefined ? `${call.runId}:${slot.key}` : `${call.runId}:${slot.key}:${askId}`;
   const stored = state.storedWaits.get(waitId);
   const requestedAt = stored?.request.requestedAt ?? Date.now();
   const deadline = stored ? stored.request.deadline : request.until ?? (request.timeoutMs !== undefined ? requestedAt + request.timeoutMs : undefined);

@@ -1,6 +1,6 @@
 import { UserError } from '../errors.js';
 import { editsIntact } from './args-hash.js';
-import type { ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointHead, WaitRequestEntry, WaitResolutionEntry } from '../store/checkpoint-store.js';
+import type { AbortEntry, ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointHead, WaitRequestEntry, WaitResolutionEntry } from '../store/checkpoint-store.js';
 import type { AssistantMessage, Message, ToolResultMessage } from '../types.js';
 
 /** A run rebuilt from its stored log. */
@@ -21,6 +21,10 @@ export interface RestoredRun {
   readonly approvals: ReadonlyMap<string, { readonly request: ApprovalRequestEntry; readonly decision: ApprovalDecisionEntry | undefined }>;
   /** Waits of the open turn's calls by wait id (a call that waits is not run again), with their resolution if any. */
   readonly waits: ReadonlyMap<string, StoredWait>;
+  /** The run's `ctx.extra` as last stored (undefined: never stored). */
+  readonly extra?: Readonly<Record<string, unknown>>;
+  /** The run was aborted (Runner.abort): its closing entry. Such a run is never resumed. */
+  readonly aborted?: AbortEntry;
 }
 
 /** A call's wait as the log holds it: its request, and how it ended if it did. */
@@ -47,6 +51,8 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
   let open: { reply: AssistantMessage; results: Map<number, StoredResult> } | undefined;
   const approvals = new Map<string, { request: ApprovalRequestEntry; decision: ApprovalDecisionEntry | undefined }>();
   const waits = new Map<string, { request: WaitRequestEntry; resolution: WaitResolutionEntry | undefined }>();
+  let aborted: AbortEntry | undefined;
+  let extra: Readonly<Record<string, unknown>> | undefined;
   entries.forEach((entry, index) => {
     switch (entry.kind) {
       case 'input':
@@ -101,6 +107,12 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
         waiting.resolution ??= entry;
         break;
       }
+      case 'abort':
+        aborted = entry;
+        break;
+      case 'extra':
+        extra = entry.value;
+        break;
       case 'subrun_start':
       case 'subrun_end':
         // A sub-run keeps its own log under its run id; resuming the call resumes it from there.
@@ -109,5 +121,5 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
         throw new UserError(`Checkpoint entry ${index + 1} has an unknown kind '${(entry as { kind: unknown }).kind}'.`);
     }
   });
-  return { transcript, turn, head, toolCalls, openTurn: open, approvals, waits };
+  return { transcript, turn, head, toolCalls, openTurn: open, approvals, waits, ...(aborted ? { aborted } : {}), ...(extra ? { extra } : {}) };
 }

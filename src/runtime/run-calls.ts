@@ -178,8 +178,8 @@ class DispatchedCall implements CallJob {
     this.resumedWait = stored ? storedWaitRequest(stored.request) : undefined;
   }
 
-  openWait(request: WaitRequest): WaitInput {
-    return callWaitInput(this.#state, this.#slot, this, request);
+  openWait(request: WaitRequest, askId?: string): WaitInput {
+    return callWaitInput(this.#state, this.#slot, this, request, askId);
   }
 
   onAttemptFailed(error: Error, attempt: number, willRetry: boolean): void {

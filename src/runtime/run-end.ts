@@ -3,7 +3,7 @@ import { checkOutput, repairPrompt } from '../rules/output.js';
 import { checkGuardrails, hasHook, hookContext, runEndMessages } from './run-hooks.js';
 import { runFinishes } from '../rules/batch.js';
 import { closeOpenCalls } from './run-calls.js';
-import { completedOutput, finalValue, head } from './run-record.js';
+import { completedOutput, finalValue, head, withStoredExtra } from './run-record.js';
 import type { RunState } from './run-state.js';
 
 /** The final output checked against the agent's outputType; undefined when it has none or the run does not end here. */
@@ -16,12 +16,13 @@ export function outputProblem(state: RunState): string | undefined {
 
 /** Whether the run ends after this turn (pure; the `runFinished` guard): nothing may be waiting for the model. */
 export function finishesAfterTurn(state: RunState): boolean {
-  return runFinishes(state.batch.reply, state.batch.slots, state.inbox.length + state.steerQueue.length + state.followUps.length, state.batch.stopped);
+  // shouldStopAfterTurn (a soft stop) ends the run as a terminating batch does: a waiting message still gets its turn.
+  return runFinishes(state.batch.reply, state.batch.slots, state.inbox.length + state.steerQueue.length + state.followUps.length, state.batch.stopped, state.batch.stopAfterTurn === true);
 }
 
 /** Whether the turn that just ended would have ended the run but for its follow-ups (pure). */
 export function onlyFollowUpsWait(state: RunState): boolean {
-  return state.followUps.length > 0 && runFinishes(state.batch.reply, state.batch.slots, state.inbox.length + state.steerQueue.length);
+  return state.followUps.length > 0 && runFinishes(state.batch.reply, state.batch.slots, state.inbox.length + state.steerQueue.length, false, state.batch.stopAfterTurn === true);
 }
 
 /** The outputType repair turn: the model is told what was wrong, once. */
@@ -78,8 +79,8 @@ export function queueEndMessages(state: RunState, messages: readonly string[]): 
 export function saveCheckpoint(state: RunState): void {
   const log = state.runLog!;
   // A stopped run has drained: its results are logged; the head takes their usage before the run fails.
-  if (!state.stopError) log.append([{ kind: 'turn_end', turn: state.turn }], head(state, finishesAfterTurn(state) ? 'completed' : 'running'));
-  else log.append([], head(state, 'running'));
+  if (!state.stopError) log.append(withStoredExtra(state, [{ kind: 'turn_end', turn: state.turn }]), head(state, finishesAfterTurn(state) ? 'completed' : 'running'));
+  else log.append(withStoredExtra(state, []), head(state, 'running'));
   const self = state.self;
   log.settle().then(
     () => {
@@ -131,7 +132,7 @@ export function emitFailed(state: RunState): void {
   // Best effort: a stored cancelled run can be resumed. A refused start never opened its log,
   // and a completed stored head is never overwritten (RunLog).
   const status = cancelled ? 'cancelled' : 'failed';
-  state.runLog?.append([], head(state, status, error));
+  state.runLog?.append(withStoredExtra(state, []), head(state, status, error));
   void state.runLog?.close();
   state.parentRef?.send({ type: 'child.ended', runId: state.runId, status });
   state.sink({ type: 'run_failed', runId: state.runId, path: state.path, agent: state.agent.name, error, usage: { ...state.usage }, turns: state.turn });

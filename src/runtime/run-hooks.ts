@@ -1,8 +1,9 @@
 import type { Agent } from '../agent.js';
-import { GuardrailTripped, HookError } from '../errors.js';
-import type { AfterModelResponse, Guardrail, HookContext, HookedCall, HookedResult, ModelCallView } from '../hooks.js';
-import type { AssistantMessage, Message } from '../types.js';
+import { GuardrailTripped, HookError, UserError } from '../errors.js';
+import type { AfterModelResponse, Guardrail, HookContext, HookedCall, HookedResult, JudgedReply, ModelCallView } from '../hooks.js';
+import type { AssistantMessage, Message, ToolCallRequest, ToolResultMessage } from '../types.js';
 import type { RunState } from './run-state.js';
+import { runExtra } from './extra.js';
 
 /**
  * What hooks and guardrails are told about the run (a view; they cannot change the run
@@ -19,6 +20,9 @@ export function hookContext(state: RunState): HookContext {
       return state.transcript.slice();
     },
     usage: { ...state.usage },
+    get extra() {
+      return runExtra(state).read();
+    },
   };
 }
 
@@ -41,23 +45,52 @@ export async function shapeRequest(agent: Agent, view: ModelCallView, ctx: HookC
   return current;
 }
 
-/** afterModelResponse hooks in order; the first retry or stop wins, injections add up. @throws HookError */
-export async function judgeReply(agent: Agent, reply: AssistantMessage, ctx: HookContext): Promise<AfterModelResponse | undefined> {
+/**
+ * afterModelResponse hooks in order, each seeing the reply as the hooks before it replaced it;
+ * the first retry or stop wins, injections add up, replacements apply in order. @throws HookError
+ */
+export async function judgeReply(agent: Agent, reply: AssistantMessage, ctx: HookContext): Promise<JudgedReply | undefined> {
   const inject: string[] = [];
+  let current = reply;
+  const replaced = (): JudgedReply['replaced'] => (current === reply ? undefined : { content: current.content, toolCalls: current.toolCalls });
   for (const hooks of agent.hooks) {
     if (!hooks.afterModelResponse) continue;
     let verdict: AfterModelResponse | void;
     try {
-      verdict = await hooks.afterModelResponse(reply, ctx);
+      verdict = await hooks.afterModelResponse(current, ctx);
     } catch (error) {
       throw new HookError('afterModelResponse', error);
     }
     if (!verdict) continue;
-    if ('retry' in verdict && verdict.retry) return { retry: true };
-    if ('stop' in verdict && verdict.stop) return { stop: true };
+    if ('retry' in verdict && verdict.retry) return { verdict: { retry: true } };
+    if ('stop' in verdict && verdict.stop) return withReplaced({ verdict: { stop: true } }, replaced());
+    if ('replace' in verdict) current = replacedReply(current, verdict.replace);
     if ('inject' in verdict) inject.push(...verdict.inject.map(String));
   }
-  return inject.length ? { inject } : undefined;
+  if (inject.length === 0 && current === reply) return undefined;
+  return withReplaced(inject.length ? { verdict: { inject } } : {}, replaced());
+}
+
+function withReplaced(judged: JudgedReply, replaced: JudgedReply['replaced']): JudgedReply {
+  return replaced ? { ...judged, replaced } : judged;
+}
+
+/** The reply with a hook's replacement applied. @throws HookError (a UserError cause) when the replacement is malformed. */
+function replacedReply(reply: AssistantMessage, replace: unknown): AssistantMessage {
+  const given = replace as { content?: unknown; toolCalls?: unknown } | null;
+  const bad = (why: string) => new HookError('afterModelResponse', new UserError(`afterModelResponse returned a malformed replace: ${why}.`));
+  if (typeof given !== 'object' || given === null) throw bad('it must be an object { content?, toolCalls? }');
+  if (given.content !== undefined && typeof given.content !== 'string') throw bad("'content' must be a string");
+  if (given.toolCalls !== undefined) {
+    if (!Array.isArray(given.toolCalls)) throw bad("'toolCalls' must be an array");
+    given.toolCalls.forEach((call: { id?: unknown; name?: unknown; arguments?: unknown } | null, i: number) => {
+      if (typeof call !== 'object' || call === null || typeof call.id !== 'string' || typeof call.name !== 'string' || typeof call.arguments !== 'string') {
+        throw bad(`tool call ${i + 1} must be { id: string, name: string, arguments: string (JSON text) }`);
+      }
+    });
+  }
+  const toolCalls = given.toolCalls === undefined ? reply.toolCalls : (given.toolCalls as ToolCallRequest[]).map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }));
+  return { ...reply, content: given.content === undefined ? reply.content : given.content, toolCalls };
 }
 
 /** beforeToolCall hooks in order; the first block wins. Throws what a hook threw (the caller makes it the call's error). */
@@ -111,7 +144,35 @@ export async function checkGuardrails<V>(kind: 'input' | 'output', guardrails: r
 }
 
 /** Whether any hook object of the agent has this hook (so the chart takes its slower path only when needed). */
-export function hasHook(agent: Agent, name: 'beforeModelCall' | 'afterModelResponse' | 'beforeToolCall' | 'afterToolCall' | 'onRunEnd'): boolean {
+export function hasHook(agent: Agent, name: 'beforeModelCall' | 'afterModelResponse' | 'beforeToolCall' | 'afterToolCall' | 'shouldStopAfterTurn' | 'onRunEnd'): boolean {
   // Most agents have no hooks: answer without a scan on the per-call path.
   return agent.hooks.length > 0 && agent.hooks.some((h) => typeof h[name] === 'function');
+}
+
+/**
+ * The afterTurn state's work: the agent's shouldStopAfterTurn hooks on the turn that just
+ * ended, in order; resolves true as soon as one says stop. Rejects with HookError.
+ */
+export function stopAfterTurnInput(state: RunState): { check(): Promise<boolean> } {
+  const agent = state.agent;
+  const message = state.batch.reply!;
+  const from = state.transcript.lastIndexOf(message);
+  const newMessages = from < 0 ? [message] : state.transcript.slice(from);
+  const toolResults = newMessages.filter((m): m is ToolResultMessage => m.role === 'tool');
+  const turn = { message, toolResults, newMessages, ctx: hookContext(state) };
+  return {
+    check: async () => {
+      for (const hooks of agent.hooks) {
+        if (!hooks.shouldStopAfterTurn) continue;
+        let stop: unknown;
+        try {
+          stop = await hooks.shouldStopAfterTurn(turn);
+        } catch (error) {
+          throw new HookError('shouldStopAfterTurn', error);
+        }
+        if (stop === true) return true;
+      }
+      return false;
+    },
+  };
 }

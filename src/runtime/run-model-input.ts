@@ -1,6 +1,6 @@
 import { DirectModelRequest } from '../actors/model-request.js';
 import type { CompactedRequest, DiscardedAttempt, ModelReply, ModelTurnInput, RunSignal } from '../actors/model-turn.js';
-import type { AfterModelResponse } from '../hooks.js';
+import type { JudgedReply } from '../hooks.js';
 import type { Model, ModelRequest } from '../models/model.js';
 import type { RunState } from './run-state.js';
 
@@ -18,7 +18,7 @@ export class RunModelInput implements ModelTurnInput {
   logged?: Promise<void>;
   compact?: (request: Request, reason: 'threshold' | 'overflow', signal: AbortSignal) => Promise<CompactedRequest>;
   shape?: (request: Request) => Promise<Request>;
-  judge?: (reply: ModelReply) => Promise<AfterModelResponse | undefined>;
+  judge?: (reply: ModelReply) => Promise<JudgedReply | undefined>;
   readonly #state: RunState;
   readonly #agent: RunState['agent'];
   readonly #system: string;

@@ -8,6 +8,7 @@ import type { Session } from '../store/session.js';
 import type { AssistantMessage, Budget, Message, ToolCallRequest, UserMessage } from '../types.js';
 import { checkContentParts, hasMedia, partsText, reasoningPartsIssue, type ReasoningPart } from '../message-parts.js';
 import { resolvePolicy, type ContextPolicy } from '../context/policy.js';
+import { givenExtra } from './extra.js';
 export type { InputMessage, RunInputValue } from '../types.js';
 
 /**
@@ -27,6 +28,12 @@ export interface RunOptions<Deps = any> {
   approvalTimeoutMs?: number;
   /** Extra system text for the whole run, added after the agent's instructions and kept across handoffs. */
   instructions?: string;
+  /**
+   * The run's shared state at its start: a plain JSON object its tools and hooks read and change
+   * in place as `ctx.extra`, stored in the run's log when it changes (durable runs), so a resumed
+   * run continues with it (the stored value wins over this one). Each run, sub-runs included, has its own.
+   */
+  extra?: Record<string, unknown>;
   /** At most this many tool calls of the run in flight at once; the rest wait in request order. */
   maxConcurrentToolCalls?: number;
   /** How many queued steer (and follow-up) messages one model request takes: all of them (default) or one. */
@@ -77,6 +84,7 @@ export const RUN_OPTION_KEYS = optionKeys<RunOptions>({
   runId: true,
   approvalTimeoutMs: true,
   instructions: true,
+  extra: true,
   maxConcurrentToolCalls: true,
   steeringMode: true,
   checkpoint: true,
@@ -171,6 +179,7 @@ export function validateRunOptions(input: unknown, options: RunOptions): void {
   if (options.runId !== undefined && (typeof options.runId !== 'string' || options.runId === '')) throw new UserError(`runId must be a non-empty string, got ${JSON.stringify(options.runId)}.`);
   if (options.contextPolicy !== undefined) resolvePolicy(options.contextPolicy);
   if (options.instructions !== undefined && typeof options.instructions !== 'string') throw new UserError(`instructions must be a string, got ${typeof options.instructions}.`);
+  if (options.extra !== undefined) givenExtra(options.extra);
   if (options.maxConcurrentToolCalls !== undefined && (!Number.isInteger(options.maxConcurrentToolCalls) || options.maxConcurrentToolCalls < 1)) {
     throw new UserError(`maxConcurrentToolCalls must be a positive integer, got ${String(options.maxConcurrentToolCalls)}.`);
   }

@@ -6,7 +6,7 @@ import { RunCancelled } from '../errors.js';
 import { shouldPark } from '../rules/batch.js';
 import type { SuspendedApproval } from '../types.js';
 import type { WaitView } from '../waits/wait-types.js';
-import { head } from './run-record.js';
+import { head, withStoredExtra } from './run-record.js';
 import type { RunState } from './run-state.js';
 
 /**
@@ -41,7 +41,7 @@ export function parksForWaits(state: RunState): boolean {
  */
 export function parkRun(state: RunState): void {
   state.parked = openWaits(state);
-  state.runLog!.append([], head(state, 'suspended'));
+  state.runLog!.append(withStoredExtra(state, []), head(state, 'suspended'));
   const self = state.self;
   state.runLog!.settle().then(
     () => {

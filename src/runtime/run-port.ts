@@ -5,6 +5,7 @@ import { runSubRun } from '../actors/tool-call.js';
 import type { AncestorBudget } from '../rules/budget.js';
 import type { RunPort, SubRunOutcome } from '../tools/call-context.js';
 import type { Budget, Usage } from '../types.js';
+import { runExtra } from './extra.js';
 import type { RunInput, RunState } from './run-state.js';
 
 /**
@@ -43,6 +44,10 @@ class StatePort implements RunPort {
 
   usage(): Usage {
     return { ...this.#state.usage };
+  }
+
+  extra(): Record<string, unknown> {
+    return runExtra(this.#state).read();
   }
 
   agentView(): { readonly name: string } {

@@ -5,11 +5,26 @@
 import { checkOutput } from '../rules/output.js';
 import { finalOutput } from '../rules/batch.js';
 import type { CheckpointEntry, CheckpointHead, StoredRunStatus } from '../store/checkpoint-store.js';
+import { withExtra } from './extra.js';
 import type { RunState } from './run-state.js';
 
 /** Appends one entry to the run's log (when it has a checkpoint store). */
 export function log(state: RunState, entry: CheckpointEntry): void {
-  state.runLog?.append([entry], head(state, 'running'));
+  state.runLog?.append(state.extra ? withStoredExtra(state, [entry]) : [entry], head(state, 'running'));
+}
+
+/**
+ * `entries` preceded by an `extra` entry when `ctx.extra` changed since it was last stored. A
+ * value JSON cannot write fails the run (`log.failed`, as a failed write) and `entries` are appended alone.
+ */
+export function withStoredExtra(state: RunState, entries: CheckpointEntry[]): CheckpointEntry[] {
+  try {
+    return withExtra(state.extra, entries);
+  } catch (error) {
+    const self = state.self;
+    if (self.getSnapshot().status === 'active') self.send({ type: 'log.failed', error: error as Error });
+    return entries;
+  }
 }
 
 export function head(state: RunState, status: StoredRunStatus, error?: Error): CheckpointHead {

@@ -1,6 +1,7 @@
 import { UserError } from '../errors.js';
 import { findAgent } from './agent-graph.js';
 import { restoreRun, type RestoredRun } from './resume.js';
+import { RunExtra } from './extra.js';
 import { batchFor } from './run-turn.js';
 import { agentSetup, applyAgentSetup, type AgentSetup, type RunState } from './run-state.js';
 import type { AssistantMessage, Message } from '../types.js';
@@ -57,6 +58,7 @@ async function loadFromStore(state: RunState): Promise<RestoredState> {
     }
     if (mode === 'fail') throw new UserError(`Run '${id}' already exists in the checkpoint store (ifRunExists: "fail").`);
     const restored = restoreRun(saved.entries, saved.head);
+    if (restored.aborted) throw new UserError(`Cannot resume run '${id}': it was aborted (Conversation aborted: ${restored.aborted.reason}).`);
     // Checked before the log opens: an unreachable agent (or one that cannot be set up) refuses the resume and writes nothing.
     const agent = findAgent(state.agent, restored.head.agent);
     if (!agent) throw new UserError(`Cannot resume run '${state.runId}': agent '${restored.head.agent}' is not reachable from '${state.agent.name}' through handoffs.`);
@@ -86,6 +88,7 @@ export function applyRestore(state: RunState, loaded: RestoredState): void {
   state.turn = restored.turn;
   state.storedApprovals = restored.approvals;
   state.storedWaits = restored.waits;
+  if (restored.extra) state.extra = new RunExtra({ ...restored.extra }, 'stored');
   // Calls of the open turn without a stored result are counted again when preflight reaches them.
   const uncounted = restored.openTurn ? restored.openTurn.reply.toolCalls.length - restored.openTurn.results.size : 0;
   state.toolCallCount = restored.toolCalls - uncounted;

@@ -19,6 +19,7 @@ import { normaliseInput, validateRunOptions } from './run-options.js';
 import { RunAbort } from './run-abort.js';
 import { withRecallTool } from '../context/recall-tool.js';
 import { activePolicy } from '../context/policy.js';
+import { RunExtra, givenExtra } from './extra.js';
 
 export const DEFAULT_MAX_TURNS = 10;
 
@@ -114,6 +115,8 @@ export interface Batch {
   readonly stopped: boolean;
   /** The handoff target a call of this turn already claimed: later handoffs are rejected. */
   claimedHandoff: string | undefined;
+  /** shouldStopAfterTurn: undefined until asked (after the turn's results), then its answer. */
+  stopAfterTurn: boolean | undefined;
 }
 
 /** The empty batch's index: read-only, so every empty batch shares it. */
@@ -121,7 +124,7 @@ const NO_SLOTS: ReadonlyMap<string, CallSlot> = new Map();
 
 /** The batch of a turn before its reply (and of a run before its first turn). */
 export function emptyBatch(): Batch {
-  return { reply: undefined, slots: [], byKey: NO_SLOTS, cursor: 0, sequential: false, claimedHandoff: undefined, stopped: false };
+  return { reply: undefined, slots: [], byKey: NO_SLOTS, cursor: 0, sequential: false, claimedHandoff: undefined, stopped: false, stopAfterTurn: undefined };
 }
 
 /**
@@ -217,6 +220,8 @@ export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' |
   historyLength: number;
   /** The stored open turn's call waits, with their resolutions (resume): such a call opens its wait again instead of running. */
   storedWaits: ReadonlyMap<string, StoredWait>;
+  /** `ctx.extra`, made when first read or given (`RunOptions.extra`), or restored from the log. */
+  extra: RunExtra | undefined;
   /** Approval requests of the stored open turn, with their recorded decisions (resume). */
   storedApprovals: ReadonlyMap<string, { readonly request: ApprovalRequestEntry; readonly decision: ApprovalDecisionEntry | undefined }>;
   /** The caller asked to park the run at its next approval wait (`handle.suspend()`). */
@@ -298,6 +303,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     historyLength: 0,
     storedApprovals: NO_STORED_APPROVALS,
     storedWaits: NO_STORED_WAITS,
+    extra: undefined,
     suspendRequested: false,
     parked: undefined,
   };
@@ -318,6 +324,7 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
   }
   try {
     validateRunOptions(input.input, options);
+    if (options.extra !== undefined) state.extra = new RunExtra(givenExtra(options.extra), 'given');
     checkAgentGraph(input.agent);
     state.extraSystem = [options.instructions ?? '', ...normaliseInput(input.input).system].filter((t) => t !== '').join('\n\n');
     useAgent(state, input.agent);

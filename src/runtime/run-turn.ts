@@ -195,7 +195,7 @@ export function batchFor(state: RunState, reply: AssistantMessage, stopped = fal
   }));
   const byKey = new Map<string, CallSlot>();
   for (const slot of slots) byKey.set(slot.key, slot);
-  return { reply, slots, byKey, cursor: 0, sequential: slots.length > 0 && isSequentialBatch(state.agent, state.tools, reply), claimedHandoff: undefined, stopped };
+  return { reply, slots, byKey, cursor: 0, sequential: slots.length > 0 && isSequentialBatch(state.agent, state.tools, reply), claimedHandoff: undefined, stopped, stopAfterTurn: undefined };
 }
 
 export function endTurn(state: RunState): void {

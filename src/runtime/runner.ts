@@ -12,6 +12,7 @@ import { getRunMachine } from './run-machine.js';
 import type { CheckpointOptions, RunOptions } from './run-options.js';
 import type { Audience } from './run-state.js';
 import { decideStored } from './decide.js';
+import { abortStored } from './abort-stored.js';
 import { answerStored, resolveStored, signalStored } from './stored-waits.js';
 import { traceRun } from '../otel/trace-run.js';
 
@@ -222,6 +223,8 @@ export const Runner = {
   answer: answerStored,
   /** Resolves any open wait of a stored run by its id, from any process (see `resolveStored`). */
   resolve: resolveStored,
+  /** Aborts a stored (parked or stopped) run for good with a reason, from any process (see `abortStored`). */
+  abort: abortStored,
 };
 
 export { getRunMachine } from './run-machine.js';

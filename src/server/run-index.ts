@@ -151,7 +151,7 @@ export interface StoredRunView {
 }
 
 /** Every entry kind of this build's log format (format 2); others come from a newer troupe. */
-const KNOWN = new Set<string>(['input', 'reply', 'result', 'turn_end', 'handoff', 'approval_request', 'approval_decision', 'subrun_start', 'subrun_end']);
+const KNOWN = new Set<string>(['input', 'reply', 'result', 'turn_end', 'handoff', 'approval_request', 'approval_decision', 'subrun_start', 'subrun_end', 'abort', 'extra']);
 
 /** The stored log of `runId` as the page shows it; undefined when the store has no such run. */
 export async function storedRunView(store: CheckpointStore, runId: string): Promise<StoredRunView | undefined> {

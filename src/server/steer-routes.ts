@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { UserError } from '../errors.js';
 import { HttpError, checkFields, parseJsonBody, parseJsonObject } from './http.js';
+import type { HumanAnswer } from '../runtime/humans.js';
 import type { RunRegistry } from './run-registry.js';
 import type { ServerRun } from './runs.js';
 
@@ -32,8 +33,8 @@ export function steerRun(registry: RunRegistry, text: string, req: IncomingMessa
 
 /**
  * `POST /api/chat/answer {runId, requestId, answer}`: answers a question an askHuman tool asked
- * through the run (`human_request`). `answer` is a string, or an array of options for a
- * multi-select. 404 when nothing waits under that id; 400 `invalid_answer` when it does not fit.
+ * through the run (`human_request`). `answer` is a string, an array of options for a
+ * multi-select, or for a form an object by key of those (null cancels one question). 404 when nothing waits under that id; 400 `invalid_answer` when it does not fit.
  */
 export function answerQuestion(registry: RunRegistry, text: string, req: IncomingMessage): { status: number; body: unknown } {
   const raw = parseJsonBody(text, req);
@@ -41,12 +42,14 @@ export function answerQuestion(registry: RunRegistry, text: string, req: Incomin
   // The string fields go through the shared checks; the answer (string or list) is checked here.
   const body = checkFields({ ...raw, answer: undefined }, { runId: { type: 'string', nonEmpty: true }, requestId: { type: 'string', nonEmpty: true }, answer: { type: 'string', optional: true } });
   if (answer === undefined) throw new HttpError(400, 'missing_field', "Missing field 'answer'.");
-  const ok = typeof answer === 'string' ? answer.length <= MAX_TEXT : Array.isArray(answer) && answer.length <= MAX_CHOICES && answer.every((a) => typeof a === 'string' && a.length <= MAX_TEXT);
-  if (!ok) throw new HttpError(400, 'invalid_field', `Field 'answer' must be a string or an array of at most ${MAX_CHOICES} strings.`);
+  const one = (a: unknown): boolean => (typeof a === 'string' ? a.length <= MAX_TEXT : Array.isArray(a) && a.length <= MAX_CHOICES && a.every((x) => typeof x === 'string' && x.length <= MAX_TEXT));
+  const form = typeof answer === 'object' && answer !== null && !Array.isArray(answer) ? Object.values(answer as Record<string, unknown>) : undefined;
+  const ok = form ? form.length <= MAX_CHOICES && form.every((a) => a === null || one(a)) : one(answer);
+  if (!ok) throw new HttpError(400, 'invalid_field', `Field 'answer' must be a string, an array of at most ${MAX_CHOICES} strings, or (a form) an object of at most ${MAX_CHOICES} of those or null.`);
   const run = liveRun(registry, body.runId!);
   let answered: boolean;
   try {
-    answered = run.handle.humans.answer(body.requestId!, answer as string | string[]);
+    answered = run.handle.humans.answer(body.requestId!, answer as HumanAnswer);
   } catch (error) {
     if (error instanceof UserError) throw new HttpError(400, 'invalid_answer', error.message);
     throw error;

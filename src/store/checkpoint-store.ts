@@ -2,8 +2,8 @@ import { RunLocked, UserError } from '../errors.js';
 import { checkOptionKeys } from '../option-keys.js';
 import type { Message, Usage } from '../types.js';
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead } from './format.js';
-export type { AppendFence, AppendRequest, ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointEntryKind, CheckpointHead, CheckpointStore, ClaimOptions, InputSource, Lease, ListRunsOptions, RunStatus, RunSummary, StoredRun, StoredRunStatus, WaitRequestEntry, WaitResolutionEntry } from './records.js';
-import type { AppendFence, AppendRequest, ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointEntryKind, CheckpointHead, CheckpointStore, ClaimOptions, InputSource, Lease, ListRunsOptions, RunStatus, RunSummary, StoredRun, StoredRunStatus, WaitRequestEntry, WaitResolutionEntry } from './records.js';
+export type { AbortEntry, AppendFence, AppendRequest, ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointEntryKind, CheckpointHead, CheckpointStore, ClaimOptions, ExtraEntry, InputSource, Lease, ListRunsOptions, RunStatus, RunSummary, StoredRun, StoredRunStatus, WaitRequestEntry, WaitResolutionEntry } from './records.js';
+import type { AppendFence, AppendRequest, ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointEntryKind, CheckpointHead, CheckpointStore, ClaimOptions, ExtraEntry, InputSource, Lease, ListRunsOptions, RunStatus, RunSummary, StoredRun, StoredRunStatus, WaitRequestEntry, WaitResolutionEntry } from './records.js';
 
 export interface MemoryCheckpointStoreOptions {
   /** Clock for `createdAt`/`updatedAt` and lease expiry (default `Date.now`). */

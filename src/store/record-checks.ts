@@ -212,6 +212,15 @@ export function checkEntry(value: unknown): asserts value is CheckpointEntry {
       count(value, 'resolvedAt', '');
       return;
     }
+    case 'extra':
+      obj(value, 'value', '');
+      return;
+    case 'abort':
+      count(value, 'turn', '');
+      str(value, 'reason', '');
+      optStr(value, 'by', '');
+      count(value, 'abortedAt', '');
+      return;
     case 'subrun_start':
     case 'subrun_end':
       count(value, 'turn', '');

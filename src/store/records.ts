@@ -23,6 +23,8 @@ export type InputSource = 'input' | 'mailbox' | 'steer' | 'follow_up' | 'hook' |
  * - `subrun_start` / `subrun_end`: an agent used as a tool started / finished its own run
  *   (whose log is stored under `runId`).
  * - `turn_end` closes the turn.
+ * - `extra`: the run's `ctx.extra` as it is now (format 5), before the entry it was stored with.
+ * - `abort`: the run was aborted (`Runner.abort`, format 5): its last entry; it is never resumed.
  */
 export type CheckpointEntry =
   | { readonly kind: 'input'; readonly message: Message; readonly source?: InputSource; readonly id?: string }
@@ -34,6 +36,8 @@ export type CheckpointEntry =
   | ApprovalDecisionEntry
   | WaitRequestEntry
   | WaitResolutionEntry
+  | AbortEntry
+  | ExtraEntry
   | { readonly kind: 'subrun_start'; readonly turn: number; readonly index: number; readonly callId: string; readonly runId: string }
   | { readonly kind: 'subrun_end'; readonly turn: number; readonly index: number; readonly callId: string; readonly runId: string; readonly status: StoredRunStatus };
 
@@ -107,6 +111,27 @@ export interface WaitResolutionEntry {
   /** Who resolved it (free text). */
   readonly by?: string;
   readonly resolvedAt: number;
+}
+
+/**
+ * The run was aborted with a reason (`Runner.abort`, format 5): the closing entry, after a
+ * result "Conversation aborted: <reason>" for every call that had none and the final
+ * assistant message of turn `turn` saying the same. A run with this entry is never resumed.
+ */
+export interface AbortEntry {
+  readonly kind: 'abort';
+  /** The turn of the final assistant message. */
+  readonly turn: number;
+  readonly reason: string;
+  /** Who aborted it (free text). */
+  readonly by?: string;
+  readonly abortedAt: number;
+}
+
+/** The run's `ctx.extra` (format 5): the whole JSON object, written when it changed, before the entry appended with it; the last one wins. */
+export interface ExtraEntry {
+  readonly kind: 'extra';
+  readonly value: Readonly<Record<string, unknown>>;
 }
 
 export type CheckpointEntryKind = CheckpointEntry['kind'];

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ToolError, UserError } from '../errors.js';
 import { checkOptionKeys } from '../option-keys.js';
-import { checkAnswer, type HumanAnswer } from '../runtime/humans.js';
+import { storedForm, type StoredFormQuestion } from '../runtime/human-form.js';
+import { checkHumanAnswer, type HumanAnswer } from '../runtime/humans.js';
 import { portOf } from './call-context.js';
 import { waitForAnswer } from '../waits/wait-for.js';
 import type { RunContext } from './context.js';
@@ -10,9 +11,14 @@ import { tool, type Tool } from './tool.js';
 /**
  * Delivers a question to a person and resolves with their answer (a CLI prompt, a chat
  * message, a ticket, …). With `options`, the answer must be one of them (an array of them
- * for `multiSelect`).
+ * for `multiSelect`). With `form` (the model asked several keyed questions; `question` is the
+ * form's title), the answer is an object by key, `null` for a question the person cancelled.
  */
-export type HumanChannel = (question: string, ctx: RunContext<any>, choices: { options?: readonly string[]; multiSelect: boolean }) => Promise<HumanAnswer> | HumanAnswer;
+export type HumanChannel = (
+  question: string,
+  ctx: RunContext<any>,
+  choices: { options?: readonly string[]; multiSelect: boolean; form?: readonly StoredFormQuestion[] },
+) => Promise<HumanAnswer> | HumanAnswer;
 
 export interface AskHumanOptions {
   /** Default "ask_human". */
@@ -26,6 +32,18 @@ const parameters = z.object({
   question: z.string().min(1).describe('One clear question.'),
   options: z.array(z.string().min(1)).min(2).optional().describe('Answers the person picks from, when the question has a fixed set.'),
   multiSelect: z.boolean().optional().describe('With options: the person may pick several (the answer is a list).'),
+  questions: z
+    .array(
+      z.object({
+        key: z.string().min(1).describe('The key of this answer in the result.'),
+        question: z.string().min(1),
+        options: z.array(z.string().min(1)).min(2).optional(),
+        multiSelect: z.boolean().optional(),
+      }),
+    )
+    .min(1)
+    .optional()
+    .describe('Several questions at once (a form; `question` is its title): the answer is an object by key, null where the person skipped one.'),
 });
 
 /**
@@ -56,23 +74,32 @@ export function askHuman(channelOrOptions?: HumanChannel | AskHumanOptions, mayb
     parallel: false,
     // With a channel the tool's own attempt times out; through the run, the question wait does.
     ...(channel ? { timeoutMs: options.timeoutMs } : {}),
-    execute: async ({ question, options: choices, multiSelect }, ctx) => {
-      const asked = { question, ...(choices ? { options: choices } : {}), multiSelect: choices !== undefined && multiSelect === true };
+    execute: async ({ question, options: choices, multiSelect, questions }, ctx) => {
+      let form: StoredFormQuestion[] | undefined;
+      try {
+        form = questions ? storedForm(questions, 'ask_human') : undefined;
+      } catch (error) {
+        // The model's form (e.g. a repeated key) is its mistake to fix: an error result, not a failed run.
+        throw new ToolError((error as Error).message);
+      }
+      const asked = { question, ...(choices && !form ? { options: choices } : {}), multiSelect: !form && choices !== undefined && multiSelect === true, ...(form ? { form } : {}) };
       let answer: HumanAnswer;
       if (channel) {
-        const given = await untilAborted(Promise.resolve(channel(question, ctx, { ...(choices ? { options: choices } : {}), multiSelect: asked.multiSelect })), ctx.signal);
-        if (typeof given !== 'string' && !Array.isArray(given)) throw new ToolError(`the human channel answered with ${given === null ? 'null' : typeof given}, not a string.`);
+        const { question: _title, ...choicesOnly } = asked;
+        const given = await untilAborted(Promise.resolve(channel(question, ctx, choicesOnly)), ctx.signal);
+        if (typeof given !== 'string' && !Array.isArray(given) && !(form && typeof given === 'object' && given !== null)) {
+          throw new ToolError(`the human channel answered with ${given === null ? 'null' : typeof given}, not ${form ? 'an object by key' : 'a string'}.`);
+        }
         try {
-          answer = checkAnswer(asked, given);
+          answer = checkHumanAnswer(asked, given);
         } catch (error) {
           throw new ToolError(`the human channel's answer does not fit: ${(error as Error).message}`);
         }
       } else {
         if (!portOf(ctx)) throw new UserError('askHuman without a channel can only run inside a troupe run.');
         // The call waits for the answer (a question wait: handle.humans.answer, POST /api/chat/answer, Runner.answer).
-        return waitForAnswer(question, { ...(choices ? { options: choices } : {}), multiSelect: asked.multiSelect }, options.timeoutMs);
+        return waitForAnswer(question, asked, options.timeoutMs);
       }
-      if (Array.isArray(answer)) return answer;
       return answer === '' ? '(no answer)' : answer;
     },
   });

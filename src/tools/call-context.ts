@@ -20,6 +20,8 @@ export interface RunPort {
   /** The run's abort signal, created when a context first reads it (RunAbort). */
   readonly abort: { readonly signal: AbortSignal };
   usage(): Usage;
+  /** The run's `ctx.extra` (made on first read). */
+  extra(): Record<string, unknown>;
   agentView(): { readonly name: string };
   /** Emits tool_call_progress for the call `key` while it runs. */
   progress(key: string, progress: unknown): void;
@@ -70,6 +72,7 @@ export class CallContext<Deps = unknown> implements RunContext<Deps> {
   get budget(): Readonly<Budget> | undefined { return this[RUN_PORT].budget; }
   get mailbox(): Mailbox { return this[RUN_PORT].mailbox; }
   get signal(): AbortSignal { return this.attemptSignal ?? this[RUN_PORT].abort.signal; }
+  get extra(): Record<string, unknown> { return this[RUN_PORT].extra(); }
 
   onUpdate(progress: unknown): void {
     this[RUN_PORT].progress(this.key, progress);

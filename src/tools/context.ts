@@ -21,6 +21,13 @@ export interface RunContext<Deps = unknown> {
   /** Aborted when the run is cancelled or this attempt times out. */
   readonly signal: AbortSignal;
   readonly mailbox: Mailbox;
+  /**
+   * The run's shared state (CubePi's `ctx.extra`): one plain JSON object for the whole run,
+   * the same object in every tool and hook of the run; change it in place. A durable run stores
+   * it when it changes (with the next entry of its log) and a resumed run gets it back.
+   * Only JSON survives a resume; a value JSON cannot write (a cycle, a BigInt) fails the run.
+   */
+  readonly extra: Record<string, unknown>;
   /** Emits `tool_call_progress`; never shown to the model. */
   onUpdate(progress: unknown): void;
 }

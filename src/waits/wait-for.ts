@@ -1,4 +1,5 @@
 import { UserError } from '../errors.js';
+import type { StoredFormQuestion } from '../runtime/human-form.js';
 import { WAIT_REQUEST, type WaitRequest } from './wait-types.js';
 
 /**
@@ -36,12 +37,16 @@ export function waitUntil(time: Date | number): WaitRequest {
   return { [WAIT_REQUEST]: true, kind: 'timer', detail: { until: Math.round(until) }, until: Math.round(until) };
 }
 
-/** A question for a person, asked through the run (askHuman without a channel). */
-export function waitForAnswer(question: string, choices: { readonly options?: readonly string[]; readonly multiSelect: boolean }, timeoutMs: number | undefined): WaitRequest {
+/** A question for a person, asked through the run (askHuman without a channel, askFromTool); a form when `choices.form` is given (already checked: storedForm). */
+export function waitForAnswer(
+  question: string,
+  choices: { readonly options?: readonly string[]; readonly multiSelect: boolean; readonly form?: readonly StoredFormQuestion[] },
+  timeoutMs: number | undefined,
+): WaitRequest {
   return {
     [WAIT_REQUEST]: true,
     kind: 'question',
-    detail: { question, ...(choices.options ? { options: [...choices.options] } : {}), multiSelect: choices.multiSelect },
+    detail: { question, ...(choices.options ? { options: [...choices.options] } : {}), multiSelect: choices.multiSelect, ...(choices.form ? { form: choices.form } : {}) },
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
   };
 }

@@ -141,6 +141,10 @@ export function describeEntry(entry: CheckpointEntry): string {
       return `wait_request:${entry.callId}:${entry.waitKind}`;
     case 'wait_resolution':
       return `wait_resolution:${entry.callId}:${entry.ended}`;
+    case 'abort':
+      return `abort:${entry.turn}`;
+    case 'extra':
+      return 'extra';
   }
 }
 

@@ -267,6 +267,8 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
     return !results.some((r) => r.cancel) && context.slots.every((s, i) => s.state !== 'dispatched' || results.some((r) => r.index === i));
   },
   stopRequested: ({ context }) => context.stop !== undefined,
+  // No profile has shouldStopAfterTurn hooks (test/runs/stop-after-turn.test.ts covers the soft stop).
+  stopAfterTurnUnasked: () => false,
   spendOverBudget: ({ context }) => tokensOver(context) || callsOver(context),
   turnUnsaved: ({ context }) => profile(context).checkpoint === true && !context.turnSaved,
   durable: ({ context }) => profile(context).checkpoint === true,
@@ -334,6 +336,8 @@ const effects: Record<string, Effect> = {
   failWithOutputError: (c) => void (c.failure ??= 'OutputValidationError'),
   queueEndMessages: (c, e) => void (c.inbox += (e.output as string[]).length),
   failWithEndError: (c) => void (c.failure ??= 'GuardrailTripped'),
+  recordStopAfterTurn: () => undefined,
+  failWithAfterTurnError: (c) => void (c.failure ??= 'HookError'),
   recordReply: (c, e) => {
     const reply = (e.output as { reply: ReplyKind }).reply;
     c.tokens += REPLY_TOKENS;

@@ -38,6 +38,8 @@ export const EXPECTED_STDOUT: Record<string, string | RegExp> = {
   'docs/models-and-mcp.md › A local OpenAI-compatible server (Ollama, vLLM, llama.cpp)':
     '2+3 = 5 and 40+2 = 42.{ inputTokens: 100, outputTokens: 32, totalTokens: 132, requests: 2 }\n',
   'docs/models-and-mcp.md › Errors and retries': 'local-qwen\n',
+  // Two asks from one tool body (ids …:1.0:ask.0 and ask.1), then the tool's result.
+  'docs/human-in-the-loop.md › Asking from inside a tool\'s body': /^\S+:1\.0:ask\.0 Book a trip\? undefined\n\S+:1\.0:ask\.1 Trip \[ 'city', 'note' \]\nbooked Rome\n$/,
   'docs/models-and-mcp.md › Tools from raw JSON Schema: `rawTool`': '',
   'docs/models-and-mcp.md › Workspace tools': '(empty directory)\n',
   // askHuman's question on stdout, then the answer read from stdin ("Rome").

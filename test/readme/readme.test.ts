@@ -72,7 +72,7 @@ describe('README and docs examples', () => {
       'README.md › Budgets, turns and cancellation',
       'README.md › AI SDK UI streams (`useChat`)',
     ]);
-    expect(runnable).toHaveLength(21);
+    expect(runnable).toHaveLength(22);
     expect(new Set(blocks.map((b) => b.key)).size).toBe(blocks.length);
   });
 
