@@ -55,5 +55,5 @@ export function agentAsTool(agent: { readonly name: string }, options: AgentTool
     },
   });
   // Marked so the inspector can draw the agent-as-tool edge.
-  return { ...built, agentTool: { agentName: agent.name, agent } };
+  return { ...built, agentTool: { agentName: agent.name, agent, options } };
 }

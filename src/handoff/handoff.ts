@@ -54,5 +54,5 @@ export function handoff<Deps = any>(target: HandoffTarget, options: HandoffOptio
       return `Transferred to ${target.name}${reason ? ` (${reason})` : ''}`;
     },
   });
-  return { ...base, source: 'handoffs', handoff: { targetName: target.name, target } };
+  return { ...base, source: 'handoffs', handoff: { targetName: target.name, target, options } };
 }

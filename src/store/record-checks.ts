@@ -147,6 +147,11 @@ export function checkEntry(value: unknown): asserts value is CheckpointEntry {
       const source = value['source'];
       if (source !== undefined && !INPUT_SOURCES.includes(source as string)) throw new Issue(`field 'source' must be one of ${INPUT_SOURCES.join(', ')}, got ${describe(source)}`);
       optStr(value, 'id', '');
+      if (value['forkedFrom'] !== undefined) {
+        const origin = obj(value, 'forkedFrom', '');
+        str(origin, 'runId', 'forkedFrom.');
+        count(origin, 'atTurn', 'forkedFrom.');
+      }
       return;
     }
     case 'reply':

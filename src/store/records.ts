@@ -9,11 +9,18 @@ import type { Message, Usage } from '../types.js';
 /** Where a user message in the log came from: the run's input or a message injected later. */
 export type InputSource = 'input' | 'mailbox' | 'steer' | 'follow_up' | 'hook' | 'repair';
 
+/** On the first entry of a run made by `forkRun` (troupe/testing; format 5): the run and turn it was forked from. */
+export interface ForkOrigin {
+  readonly runId: string;
+  readonly atTurn: number;
+}
+
 /**
  * One appended record of a run's log (format: src/store/format.md). Everything a run needs
  * to continue is logged when it happens, so a resumed run rebuilds its exact position:
  * - `input`: a user message (the run's input, or a mailbox/steer/follow-up message when it
- *   joins the transcript, before the next model request).
+ *   joins the transcript, before the next model request). A fork's first entry says where
+ *   it came from (`forkedFrom`).
  * - `reply`: the model's reply of a turn. `result`: one tool result of that turn, in
  *   completion order; `terminate` when the result asked the run to stop.
  * - `handoff`: the active agent switched (logged when the switch happens, not with the new
@@ -27,7 +34,7 @@ export type InputSource = 'input' | 'mailbox' | 'steer' | 'follow_up' | 'hook' |
  * - `abort`: the run was aborted (`Runner.abort`, format 5): its last entry; it is never resumed.
  */
 export type CheckpointEntry =
-  | { readonly kind: 'input'; readonly message: Message; readonly source?: InputSource; readonly id?: string }
+  | { readonly kind: 'input'; readonly message: Message; readonly source?: InputSource; readonly id?: string; readonly forkedFrom?: ForkOrigin }
   | { readonly kind: 'reply'; readonly turn: number; readonly message: Message }
   | { readonly kind: 'result'; readonly turn: number; readonly message: Message; readonly terminate?: boolean }
   | { readonly kind: 'turn_end'; readonly turn: number }

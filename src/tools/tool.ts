@@ -89,9 +89,9 @@ export interface Tool<Deps = any> {
   /** Where the tool came from, for name-conflict messages ("agent tools", "handoffs", …). */
   readonly source: string;
   /** Set on handoff tools: always a barrier, first one in a turn wins. `target` is the agent (typed loosely to avoid a cycle). */
-  readonly handoff?: { readonly targetName: string; readonly target?: unknown };
+  readonly handoff?: { readonly targetName: string; readonly target?: unknown; /** The `handoff()` options it was made with (troupe/testing rebuilds it around a copy of the target). */ readonly options?: unknown };
   /** Set on agent-as-tool tools (`agent.asTool()`): the agent each call runs as a sub-run (typed loosely to avoid a cycle). */
-  readonly agentTool?: { readonly agentName: string; readonly agent?: unknown };
+  readonly agentTool?: { readonly agentName: string; readonly agent?: unknown; /** The `asTool()` options it was made with (its turn limit and budget; troupe/testing reads them). */ readonly options?: unknown };
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

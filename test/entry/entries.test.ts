@@ -50,11 +50,17 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.files.filter((file) => file.startsWith('store/'))).toEqual(['store/checkpoint-store.js', 'store/claim-lease.js', 'store/format.js', 'store/lease-owner.js', 'store/record-checks.js', 'store/session.js']);
   });
 
-  it('troupe/testing: the scripted model only', async () => {
+  it('troupe/testing: the scripted model, and the explorer with the runtime it drives (no native module, no server)', async () => {
     const loaded = await load('troupe/testing');
-    expect(loaded.exports).toEqual(['ScriptedModel', 'batch', 'call', 'text']);
-    expect(loaded.files).toEqual(['entry/testing.js', 'errors.js', 'models/script-steps.js', 'models/scripted.js']);
-    expect(loaded.packages).toEqual([]);
+    expect(loaded.exports).toEqual([
+      'CoverageRecorder', 'ExplorationNondeterminism', 'INVARIANTS', 'PathFailure', 'ReplayMismatch', 'ReplayModel', 'ScriptedModel', 'assertPath', 'batch', 'call', 'coverageTable',
+      'describePaths', 'exploreAgent', 'forkOrigin', 'forkRun', 'lintAgent', 'replayModel', 'text', 'transitionKey', 'walkChart',
+    ]);
+    expect(loaded.packages).toEqual(['nanoid', 'xstate', 'zod']);
+    expect(loaded.addons).toEqual([]);
+    expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/script-steps.js', 'models/scripted.js', 'models/usage.js']);
+    expect(areas(loaded)).not.toContain('server');
+    expect(areas(loaded)).not.toContain('mcp');
   });
 
   it('troupe/sqlite: better-sqlite3, whose addon loads when a database opens (which the probe can see)', async () => {

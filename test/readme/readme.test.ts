@@ -65,6 +65,7 @@ describe('README and docs examples', () => {
       'README.md › Scaling out (PostgreSQL) #2',
       'README.md › Running a cluster',
       'docs/models-and-mcp.md › MCP servers',
+      'docs/testing-agents.md › One test per path in vitest',
     ]);
     expect(keys('fragment')).toEqual([
       'README.md › Agents and runs',
@@ -72,7 +73,7 @@ describe('README and docs examples', () => {
       'README.md › Budgets, turns and cancellation',
       'README.md › AI SDK UI streams (`useChat`)',
     ]);
-    expect(runnable).toHaveLength(22);
+    expect(runnable).toHaveLength(29);
     expect(new Set(blocks.map((b) => b.key)).size).toBe(blocks.length);
   });
 

@@ -1,0 +1,64 @@
+import type { Agent } from '../agent.js';
+import type { RunContext } from '../tools/context.js';
+import type { Tool } from '../tools/tool.js';
+import { waitForEvent } from '../waits/wait-for.js';
+import type { ToolOutcome } from './explore-types.js';
+import { abortedBy, type PathDriver } from './path-driver.js';
+
+/** The outcomes a tool's attempts are explored with when the options name none. */
+export function defaultOutcomes(agent: Agent, tool: Tool): ToolOutcome[] {
+  const outcomes: ToolOutcome[] = [{ returns: `${tool.name} done` }, { throws: `${tool.name} failed` }];
+  if ((tool.timeoutMs ?? agent.defaultToolTimeoutMs) !== undefined) outcomes.push({ timesOut: true });
+  return outcomes;
+}
+
+/** The option names a choice point offers for `outcomes` (a wait is two: resolved and timed out). */
+function optionNames(outcomes: readonly ToolOutcome[]): string[] {
+  return outcomes.flatMap((o) => {
+    if (o === 'real') return ['real'];
+    if ('returns' in o) return ['returns'];
+    if ('throws' in o) return ['throws'];
+    if ('timesOut' in o) return ['times out'];
+    return ['wait resolved', 'wait timed out'];
+  });
+}
+
+/** The outcome behind option `index` of `optionNames(outcomes)`. */
+function outcomeAt(outcomes: readonly ToolOutcome[], index: number): { outcome: ToolOutcome; timedOut: boolean } {
+  let i = 0;
+  for (const outcome of outcomes) {
+    const width = outcome !== 'real' && 'waitsForEvent' in outcome ? 2 : 1;
+    if (index < i + width) return { outcome, timedOut: index - i === 1 };
+    i += width;
+  }
+  throw new Error(`no outcome at ${index}`);
+}
+
+/**
+ * `tool` with its code replaced by a choice point: each attempt takes one of `outcomes` (or
+ * a cancel). Everything else of the tool (name, schema, approval, retries, timeout, barrier)
+ * stays, so the runtime treats the call as it would the real one.
+ */
+export function scriptedTool(tool: Tool, outcomes: readonly ToolOutcome[], driver: PathDriver): Tool {
+  if (outcomes.length === 1 && outcomes[0] === 'real') return tool;
+  const names = driver.withCancel(optionNames(outcomes));
+  const execute = async (args: unknown, ctx: RunContext<unknown>): Promise<unknown> => {
+    const attempt = driver.nextAttempt(ctx.runId, ctx.callId);
+    const at = `${tool.name} ${ctx.callId}${attempt > 1 ? ` attempt ${attempt}` : ''}`;
+    driver.log.push({ kind: 'tool', runId: ctx.runId, callId: ctx.callId, tool: tool.name, alwaysGated: tool.needsApproval === true });
+    const took = driver.choose(at, names);
+    if (names[took] === 'cancel') {
+      driver.cancel(at);
+      return abortedBy(ctx.signal);
+    }
+    const { outcome, timedOut } = outcomeAt(outcomes, took);
+    if (outcome === 'real') return tool.execute(args, ctx);
+    if ('returns' in outcome) return outcome.returns;
+    if ('throws' in outcome) throw new Error(outcome.throws);
+    if ('timesOut' in outcome) return abortedBy(ctx.signal);
+    if (timedOut) return waitForEvent(outcome.waitsForEvent, { timeoutMs: 1 });
+    driver.resolveWhenOpen.set(`${ctx.runId}/${ctx.callId}`, outcome.payload ?? null);
+    return waitForEvent(outcome.waitsForEvent);
+  };
+  return { ...tool, execute };
+}
