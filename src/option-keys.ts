@@ -25,10 +25,19 @@ export function checkOptionKeys(options: unknown, known: readonly string[], owne
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new UserError(`Expected ${owner} ${kind}s as an object, got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}.`);
   }
+  const allowed = knownSet(known);
   for (const key of Object.keys(options)) {
-    if (known.includes(key)) continue;
+    if (allowed.has(key)) continue;
     throw new UserError(`Unknown ${owner} ${kind} '${key}'; did you mean '${closestName(key, known)}'? Expected one of ${known.join(', ')}.`);
   }
+}
+
+/** The lists are module constants: each gets its Set once (runs check their options on every launch). */
+const knownSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+function knownSet(known: readonly string[]): ReadonlySet<string> {
+  let set = knownSets.get(known);
+  if (!set) knownSets.set(known, (set = new Set(known)));
+  return set;
 }
 
 /**

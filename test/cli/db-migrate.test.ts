@@ -54,7 +54,8 @@ describe(`troupe db migrate on PostgreSQL`, () => {
 });
 
 describe('troupe worker arguments', () => {
-  it('refuses missing or malformed options with the usage, exit 2; an unreachable database exits 1', async () => {
+  // Five CLI processes (each loads tsx): on a loaded machine that alone can take over 20 s.
+  it('refuses missing or malformed options with the usage, exit 2; an unreachable database exits 1', { timeout: 90_000 }, async () => {
     const noDb = await troupe('worker', '--agents', 'test/worker/agents.ts');
     expect([noDb.code, noDb.stderr.split('\n')[0]]).toEqual([2, 'troupe worker: --db is required (or set TROUPE_DATABASE_URL).']);
     const badConcurrency = await troupe('worker', '--db', 'postgres://a@127.0.0.1:1/x', '--agents', 'test/worker/agents.ts', '--concurrency', '0');

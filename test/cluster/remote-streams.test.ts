@@ -11,13 +11,19 @@ function recorder() {
   const events: Array<{ event: WireRunEvent; id: number }> = [];
   let ended = false;
   let wake: (() => void) | undefined;
+  let arrived: (() => void) | undefined;
   return {
     events,
+    /** Resolves once at least `count` events arrived. */
+    received: (count: number) => new Promise<void>((resolve) => (events.length >= count ? resolve() : (arrived = () => events.length >= count && resolve()))),
     get ended() {
       return ended;
     },
     watcher: {
-      event: (event: WireRunEvent, id: number) => events.push({ event, id }),
+      event: (event: WireRunEvent, id: number) => {
+        events.push({ event, id });
+        arrived?.();
+      },
       end: () => {
         ended = true;
         wake?.();
@@ -58,6 +64,9 @@ describe(`remote run streams`, () => {
     ]);
     expect(started.event.type).toBe('run_started');
     // Checked by the same polls: its lease says a worker may still publish, so it stays open.
+    // (Its own published event may arrive after the other run ended: each watch reads the bus on its own.)
+    expect(held.ended).toBe(false);
+    await held.received(1);
     expect([held.ended, held.events.map((e) => e.event.type)]).toEqual([false, ['run_started']]);
     await store.release('held', 'a-live-worker');
     await held.done();

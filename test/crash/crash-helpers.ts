@@ -2,10 +2,11 @@
  * Shared plumbing of the crash matrix: real Node processes running test/fixtures/crash-matrix.ts
  * on real SQLite files, killed with SIGKILL once the store holds what a scenario needs.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { SqliteCheckpointStore } from '../../src/entry/sqlite.js';
 import type { CheckpointEntry, StoredRun } from '../../src/index.js';
 import type { FixtureConfig } from '../fixtures/crash-matrix.js';
@@ -31,6 +32,7 @@ export interface FixtureLine {
   readonly suspended?: ReadonlyArray<{ readonly approvalId: string; readonly callId: string; readonly tool: string }>;
   readonly error?: { readonly name: string; readonly code?: string; readonly message: string };
   readonly decided?: Record<string, unknown>;
+  readonly signalled?: ReadonlyArray<Record<string, unknown>>;
   readonly requests?: Record<string, ReadonlyArray<{ readonly agent: string; readonly system: string; readonly messages: readonly string[] }>>;
 }
 
@@ -57,9 +59,21 @@ export function workspace(prefix: string): { dir: string; file(name: string): st
   return { dir, file: (name) => join(dir, name), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * Fixture processes still running. A test that fails (or times out) before it kills or awaits
+ * its process would leave it running after vitest exits (a fixture keeps itself alive), so
+ * every test file that uses these helpers kills what is left when it ends.
+ */
+const alive = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of alive) child.kill('SIGKILL');
+});
+
 /** Starts one fixture process. */
 export function start(config: FixtureConfig): Running {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/crash-matrix.ts', JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  alive.add(child);
+  child.on('exit', () => alive.delete(child));
   const lines: FixtureLine[] = [];
   let partial = '';
   let stderr = '';
