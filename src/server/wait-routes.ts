@@ -123,9 +123,10 @@ async function treeWaitsUntil(store: WaitCluster['store'], runId: string, found:
  * This server's signal (no workers): a live run gets it at once (200, `delivered`: how many
  * calls); a stored run (parked here or by a process that is gone) gets it recorded in its log
  * and is resumed here (200, `resumed: true`).
- * @throws HttpError 404 `run_not_found` / `wait_not_found`, 409 `run_finished` / `run_locked`, 400 `invalid_payload`.
+ * @throws HttpError 404 `run_not_found` / `wait_not_found`, 409 `run_finished` / `run_locked`, 400 `invalid_payload` / `invalid_run_id` (a sub-run id).
  */
 export async function signalLocal(registry: RunRegistry, recovery: RecoveryHost | undefined, runId: string, body: SignalBody): Promise<Record<string, unknown>> {
+  rootOf(runId);
   const run = registry.get(runId);
   if (run && !run.finished) {
     let delivered: number;

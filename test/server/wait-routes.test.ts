@@ -36,6 +36,7 @@ describe('waits through the API (the server runs the runs)', () => {
     expect(chat.events().at(-1)).toMatchObject({ type: 'run_completed', output: 'paid' });
     expect((await call(server, 'GET', `/api/runs/${runId}`)).json.waits).toEqual([]);
     expect(await call(server, 'POST', '/api/runs/nope/signal', { body: { name: 'paid' } })).toMatchObject({ status: 404, json: { error: { code: 'run_not_found', message: "No run 'nope'." } } });
+    expect(await call(server, 'POST', `/api/runs/${encodeURIComponent(`${runId}/1.0`)}/signal`, { body: { name: 'paid' } })).toMatchObject({ status: 400, json: { error: { code: 'invalid_run_id', message: `'${runId}/1.0' is a sub-run; address its root run '${runId}'.` } } });
   });
 
   it('a run parked in the store by another process: the signal is recorded in its log and the run resumes here', async () => {
