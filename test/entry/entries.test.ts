@@ -32,17 +32,17 @@ describe('package entry points (built dist, plain node)', () => {
   it('troupe: the core, with no native module, no server, no MCP or AI SDK code and no test double', async () => {
     const loaded = await load('troupe');
     expect(loaded.exports).toEqual([
-      'Agent', 'BudgetExceeded', 'CHECKPOINT_SCHEMA_VERSION', 'ContextOverflowError', 'GuardrailTripped', 'HookError', 'InvalidToolArguments', 'MaxTurnsExceeded',
-      'MemoryCheckpointStore', 'MemorySession', 'ModelError', 'OutputValidationError', 'RunCancelled', 'RunHandle', 'RunLocked', 'RunSuspended', 'Runner', 'SESSION_SCHEMA_VERSION',
-      'ScriptExhausted', 'ToolError', 'ToolTimeout', 'TroupeError', 'UserError', 'WaitTimeout', 'agentAsTool', 'askHuman', 'checkJsonSchema',
-      'decideWorkspacePolicy', 'exportRun', 'getRunMachine', 'handoff', 'isContextOverflow', 'parseRunExport', 'partsText', 'rawTool', 'recallToolResult',
+      'Agent', 'BudgetExceeded', 'CHECKPOINT_SCHEMA_VERSION', 'ContextOverflowError', 'FINISHED_RUN_STATUSES', 'GuardrailTripped', 'HookError', 'InvalidToolArguments', 'MaxTurnsExceeded',
+      'MemoryCheckpointStore', 'MemorySession', 'ModelError', 'OutputValidationError', 'RUN_STATUSES', 'RunCancelled', 'RunHandle', 'RunLocked', 'RunSuspended', 'Runner', 'SESSION_SCHEMA_VERSION',
+      'STORED_RUN_STATUSES', 'ScriptExhausted', 'ToolError', 'ToolTimeout', 'TroupeError', 'UserError', 'WaitTimeout', 'agentAsTool', 'askHuman', 'checkJsonSchema',
+      'decideWorkspacePolicy', 'exportRun', 'getRunMachine', 'handoff', 'isContextOverflow', 'isFinished', 'parseRunExport', 'partsText', 'rawTool', 'recallToolResult',
       'tool', 'toolResult', 'waitForEvent', 'waitUntil', 'workspaceTools',
     ]);
     expect(loaded.packages).toEqual(['nanoid', 'xstate', 'zod']);
     expect(loaded.addons).toEqual([]);
     // otel/: the `tracer` run option's code; @opentelemetry/api itself is not loaded.
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'context', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'option-keys.js', 'otel', 'peers.js', 'rules', 'runtime', 'store', 'tools', 'types.js', 'waits',
+      'actors', 'agent.js', 'context', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'option-keys.js', 'otel', 'peers.js', 'rules', 'run-status.js', 'runtime', 'store', 'tools', 'types.js', 'waits',
     ]);
     // Overflow recognition and usage checks: never the ScriptedModel test double.
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/usage.js']);
@@ -61,7 +61,7 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/sqlite');
     expect(loaded.exports).toEqual(['SqliteCheckpointStore', 'SqliteSession']);
     expect(loaded.files).toEqual([
-      'entry/sqlite.js', 'errors.js', 'message-parts.js', 'option-keys.js', 'peers.js', 'store/checkpoint-store.js', 'store/format.js', 'store/record-checks.js', 'store/session.js',
+      'entry/sqlite.js', 'errors.js', 'message-parts.js', 'option-keys.js', 'peers.js', 'run-status.js', 'store/checkpoint-store.js', 'store/format.js', 'store/record-checks.js', 'store/session.js',
       'store/sqlite-checkpoint-store.js', 'store/sqlite-session.js', 'store/sqlite.js', 'waits/kinds/records.js',
     ]);
     expect(loaded.packages).toEqual(['better-sqlite3']);
@@ -74,7 +74,7 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe/postgres');
     expect(loaded.exports).toEqual(['PostgresCheckpointStore', 'PostgresRunBus', 'PostgresSession', 'RunLocked', 'StoreUnavailable', 'enqueueRun', 'migratePostgres']);
     expect(loaded.files).toEqual([
-      'entry/postgres.js', 'errors.js', 'message-parts.js', 'option-keys.js', 'peers.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-bus.js', 'store/postgres-checkpoint-store.js', 'store/postgres-driver.js', 'store/postgres-layout.js',
+      'entry/postgres.js', 'errors.js', 'message-parts.js', 'option-keys.js', 'peers.js', 'run-status.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-bus.js', 'store/postgres-checkpoint-store.js', 'store/postgres-driver.js', 'store/postgres-layout.js',
       'store/postgres-listener.js', 'store/postgres-migrate.js', 'store/postgres-queue.js', 'store/postgres-session.js', 'store/postgres.js', 'store/record-checks.js', 'store/session.js',
       'waits/kinds/records.js',
     ]);
@@ -93,7 +93,7 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.addons).toEqual([]);
     // No cli/ and no model: startDemoServer loads the scripted demo when called (models/ holds only the model turn's checks).
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'option-keys.js', 'otel', 'peers.js', 'rules', 'runtime', 'server', 'store', 'tools', 'types.js', 'waits', 'worker',
+      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'option-keys.js', 'otel', 'peers.js', 'rules', 'run-status.js', 'runtime', 'server', 'store', 'tools', 'types.js', 'waits', 'worker',
     ]);
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/usage.js']);
     // The worker loop, without pg: the store and bus it is given bring that (troupe/postgres).
