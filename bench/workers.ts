@@ -30,7 +30,10 @@ import { findPostmaster, machineBusyMs, postgresCpuMs, processCpuMs } from './pr
 
 const RUNS = 300;
 const WARM_UP_RUNS = 30;
-const ROUNDS = 3;
+/** Rounds of the throughput phase (TROUPE_BENCH_ROUNDS, default 3): a loaded machine gets a quicker single round. */
+const ROUNDS = Number(process.env.TROUPE_BENCH_ROUNDS ?? 3);
+/** TROUPE_BENCH_PHASES=throughput runs only the runs/s table (default: every phase). */
+const ALL_PHASES = process.env.TROUPE_BENCH_PHASES !== 'throughput';
 /** Concurrency of the workers in the kill phase. */
 const KILL_CONCURRENCY = 8;
 const POLL_MS = 250;
@@ -373,6 +376,7 @@ async function main(): Promise<void> {
     console.log(`\nrow writes per run (cpu, 1 worker): ${Object.entries(rows).map(([t, n]) => `${t} ${f1(n)}`).join(', ')}`);
     console.log('(in a burst, enqueue→first event is mostly the wait in the queue: all runs are enqueued at once)');
 
+    if (!ALL_PHASES) return;
     const idle = await idlePickup(bench, 2);
     console.log(`\nidle pickup, 2 workers, ${IDLE_RUNS} runs enqueued one at a time: enqueue→first event p50 ${f0(quantile(idle, 0.5))} ms, p95 ${f0(quantile(idle, 0.95))} ms, max ${f0(Math.max(...idle))} ms (poll interval ${POLL_MS} ms: below it, NOTIFY woke the worker)`);
 

@@ -50,7 +50,7 @@ export const cutOffRejection = (tool: string): string =>
   `the call to '${tool}' was cut off by the output token limit before its arguments were complete; it was not run. Send it again with shorter arguments, or split the work over several calls.`;
 
 /**
- * The preflight verdict of one call, in the order DESIGN.md fixes: budget → tool lookup →
+ * The preflight verdict of one call, in the order docs/architecture.md, "Preflight", gives: budget → tool lookup →
  * handoff dedup → JSON parse → object check → schema validation → approval → barrier.
  * Pure: the run chart's actions apply it.
  */
@@ -69,7 +69,7 @@ export function mustRunAlone(tool: Tool, sequentialBatch: boolean): boolean {
 }
 
 /**
- * The per-call checks after the budget count, in the order DESIGN.md fixes:
+ * The per-call checks after the budget count, in the order docs/architecture.md, "Preflight", gives:
  * tool lookup → handoff dedup → JSON parse (or, after a `length` finish, the cut-off
  * result) → object check → schema validation. Approval is decided by the run statechart afterwards.
  */

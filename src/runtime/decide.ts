@@ -136,8 +136,12 @@ function pendingRequest(entries: readonly CheckpointEntry[], approvalId: string)
 /** The stored approvals of a run still waiting for a decision (for servers and tools). */
 export async function pendingStoredApprovals(store: CheckpointStore, runId: string): Promise<ApprovalRequestEntry[]> {
   const saved = await store.load(runId);
-  if (!saved) return [];
+  return saved ? pendingApprovalRequests(saved.entries) : [];
+}
+
+/** The approval requests of a loaded log that still wait for a decision, in request order. */
+export function pendingApprovalRequests(entries: readonly CheckpointEntry[]): ApprovalRequestEntry[] {
   const ids = new Set<string>();
-  for (const entry of saved.entries) if (entry.kind === 'approval_request') ids.add(entry.approvalId);
-  return [...ids].map((id) => pendingRequest(saved.entries, id)).filter((r): r is ApprovalRequestEntry => r !== undefined);
+  for (const entry of entries) if (entry.kind === 'approval_request') ids.add(entry.approvalId);
+  return [...ids].map((id) => pendingRequest(entries, id)).filter((r): r is ApprovalRequestEntry => r !== undefined);
 }

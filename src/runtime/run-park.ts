@@ -19,7 +19,12 @@ export function parkNow(state: RunState): boolean {
   const waits = state.waits.openFor(state.runId);
   if (waits.length === 0) return false;
   let callWaits = 0;
-  for (const wait of waits) if (wait.kind !== 'approval') callWaits++;
+  const now = Date.now();
+  for (const wait of waits) {
+    // A due wait (a resumed timer whose time has come) ends on its own now: parking would only have the run woken again at once.
+    if (wait.deadline !== undefined && wait.deadline <= now) return false;
+    if (wait.kind !== 'approval') callWaits++;
+  }
   return shouldPark(state.inFlight - callWaits, true);
 }
 

@@ -46,9 +46,11 @@ export async function resolveStoredWaits(
   select: (pending: readonly WaitRequestEntry[]) => readonly WaitRequestEntry[],
   given: unknown,
   by: string,
+  /** The lease holder that writes (a worker about to resume the run keeps its lease); default a lease of its own, released after. */
+  heldBy?: { readonly owner: string; readonly ttlMs: number },
 ): Promise<WaitResolutionEntry[]> {
-  const owner = leaseOwner();
-  if (store.claim) await store.claim(runId, owner, RESOLVE_LEASE_MS);
+  const owner = heldBy?.owner ?? leaseOwner();
+  if (store.claim) await store.claim(runId, owner, heldBy?.ttlMs ?? RESOLVE_LEASE_MS);
   try {
     const saved = await store.load(runId);
     if (!saved) throw new UserError(`Run '${runId}' is not in the checkpoint store.`);
@@ -68,7 +70,7 @@ export async function resolveStoredWaits(
     await store.append(runId, entries, saved.head, store.claim ? { owner, seq: saved.entries.length } : undefined);
     return entries;
   } finally {
-    await store.release?.(runId, owner);
+    if (heldBy === undefined) await store.release?.(runId, owner);
   }
 }
 

@@ -17,6 +17,7 @@ import { isFinished } from '../run-status.js';
 import { RemoteStreams } from './remote-streams.js';
 import { steerIdFor } from '../worker/message-applier.js';
 import type { ClusterListing } from './run-index.js';
+import { answerRemote, parseAnswerBody, parseSignalBody, signalRemote, signalRunId } from './wait-routes.js';
 
 /** What a server node needs to hand runs to workers (PostgresCheckpointStore + PostgresRunBus on one database). */
 export interface ServerCluster {
@@ -75,7 +76,14 @@ export async function serveClusterRoute(req: IncomingMessage, res: ServerRespons
       return true;
     }
     case 'POST /api/chat/answer':
-      throw new HttpError(501, 'not_supported_with_workers', 'Answering askHuman questions is not available when workers run the runs.');
+      sendJson(res, 202, await answerRemote(ctx.cluster, parseAnswerBody(await readBody(req, ctx.maxBodyBytes), req)));
+      return true;
+  }
+  const signalled = signalRunId(pathname);
+  if (signalled !== undefined) {
+    if (req.method !== 'POST') throw new HttpError(405, 'method_not_allowed', `Method ${req.method} is not allowed on ${pathname}.`, { allow: 'POST' });
+    sendJson(res, 202, await signalRemote(ctx.cluster, signalled, parseSignalBody(await readBody(req, ctx.maxBodyBytes), req)));
+    return true;
   }
   const match = STREAM.exec(pathname);
   if (!match) return false;

@@ -9,6 +9,7 @@ import type { RunRegistry } from './run-registry.js';
 import type { HeldLease } from '../store/claim-lease.js';
 import { leaseWaitOf } from './run-readiness.js';
 import type { PendingApprovalView, RunSummary, ServerRun } from './runs.js';
+import { callWaitOfView, storedTreeWaits, type CallWaitView } from './tree-waits.js';
 
 
 /** One row of `GET /api/runs`: a live run of this process or a run found only in the checkpoint store. */
@@ -189,6 +190,16 @@ async function suspendedApprovals(store: CheckpointStore, runId: string, agent: 
   return pending.map((request) => ({ approvalId: request.approvalId, runId, callId: request.callId, tool: request.tool, args: undefined, path: [agent], agent, since: request.requestedAt, deadline: undefined }));
 }
 
+async function treeWaitFields(store: CheckpointStore, runId: string): Promise<{ pendingApprovals: PendingApprovalView[]; waits: CallWaitView[] }> {
+  const { pendingApprovals, waits } = await storedTreeWaits(store, runId).catch(() => ({ pendingApprovals: [], waits: [] }));
+  return { pendingApprovals, waits };
+}
+
+/** A live run's open call waits (questions, events, timers) across its tree, as `GET /api/runs/:id` lists them. */
+export function liveCallWaits(run: ServerRun): CallWaitView[] {
+  return run.handle.waits.pending().flatMap((view) => callWaitOfView(view) ?? []);
+}
+
 /** A run only the checkpoint store knows (e.g. from before a restart), shaped like a live run's detail. */
 export async function storedRunDetail(
   store: CheckpointStore,
@@ -210,7 +221,8 @@ export async function storedRunDetail(
     error: head.error ? { name: head.error.name, code: undefined, message: head.error.message } : undefined,
     usage: head.usage,
     turns: head.turn,
-    pendingApprovals: head.status === 'suspended' || head.status === 'running' ? await suspendedApprovals(store, runId, head.agent) : [],
+    // Wherever the tree runs (a worker, parked in the store): its open waits, sub-runs included, from the logs.
+    ...(head.status === 'suspended' || head.status === 'running' ? await treeWaitFields(store, runId) : { pendingApprovals: [], waits: [] }),
     ...(listed?.lease && listed.lease.expiresAt > Date.now() ? { lease: { owner: listed.lease.owner, expiresAt: listed.lease.expiresAt } } : {}),
     eventLog: [],
     log: stored,

@@ -9,12 +9,13 @@ import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { ContentPart } from '../message-parts.js';
 import { awaitRestoredApproval, decideStoredApproval, recoverStoredRuns, type RecoveryHost } from './run-recovery.js';
 import { serveRunAction } from './run-action-routes.js';
+import { answerStoredHere, parseAnswerBody, parseSignalBody, signalLocal, signalRunId } from './wait-routes.js';
 import { HttpError, SseStream, allowedHostSet, answerClientError, checkBearer, hostAllowed, parseJsonObject, readBody, sendError, sendJson, timeoutSettings } from './http.js';
 import { findApproval } from './find-approval.js';
 import { checkEditedArgs, parseApproveBody } from './approve-body.js';
 import { agentGraph } from '../inspect/topology.js';
 import { getRunMachine } from '../runtime/run-machine.js';
-import { leaseWaitFields, listRuns, parseRunQuery, storedRunDetail, storedRunView } from './run-index.js';
+import { leaseWaitFields, listRuns, liveCallWaits, parseRunQuery, storedRunDetail, storedRunView } from './run-index.js';
 import { RunRegistry } from './run-registry.js';
 import { ServerRun } from './runs.js';
 import { findInspectorDir, serveStatic } from './static.js';
@@ -275,7 +276,11 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         return sendJson(res, status, body);
       }
       case 'POST /api/chat/answer': {
-        const { status, body } = answerQuestion(registry, await readBody(req, maxBodyBytes), req);
+        const text = await readBody(req, maxBodyBytes);
+        const parsed = parseAnswerBody(text, req);
+        // A run this server does not run live (parked in the store): the answer is recorded and the run resumed here.
+        if (recovery && registry.get(parsed.runId)?.finished !== false) return sendJson(res, 200, await answerStoredHere(recovery, parsed));
+        const { status, body } = answerQuestion(registry, text, req);
         return sendJson(res, status, body);
       }
       case 'POST /api/chat/cancel': {
@@ -306,6 +311,11 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         return;
       }
     }
+    const signalled = signalRunId(pathname);
+    if (signalled !== undefined) {
+      if (method !== 'POST') throw new HttpError(405, 'method_not_allowed', `Method ${method} is not allowed on ${pathname}.`, { allow: 'POST' });
+      return sendJson(res, 200, await signalLocal(registry, recovery, signalled, parseSignalBody(await readBody(req, maxBodyBytes), req)));
+    }
     if (await serveRunAction(pathname, method, res, { registry, recovery, streams })) return;
     const runMatch = RUN_ID.exec(pathname);
     if (runMatch) {
@@ -320,7 +330,7 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
       const stored = runStore ? await storedRunView(runStore, id) : undefined;
       if (run) {
         const { dropped } = run;
-        return sendJson(res, 200, { ...run.summary(), ...(runStore ? await leaseWaitFields(run, runStore) : {}), source: 'live', droppedEvents: dropped.count, droppedEventBytes: dropped.bytes, eventBytes: run.eventBytes, eventLog: run.events, ...(stored ? { log: stored } : {}) });
+        return sendJson(res, 200, { ...run.summary(), waits: liveCallWaits(run), ...(runStore ? await leaseWaitFields(run, runStore) : {}), source: 'live', droppedEvents: dropped.count, droppedEventBytes: dropped.bytes, eventBytes: run.eventBytes, eventLog: run.events, ...(stored ? { log: stored } : {}) });
       }
       if (!stored) throw new HttpError(404, 'run_not_found', `No run '${id}'.`);
       const listed = (await Promise.resolve(runStore?.list?.()).catch(() => undefined))?.find((summary) => summary.runId === id);

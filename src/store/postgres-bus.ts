@@ -34,8 +34,15 @@ export function checkRunMessage(message: unknown): asserts message is RunMessage
       if (typeof m!.text !== 'string' || m!.text.length === 0) bad('of kind steer needs a non-empty text');
       if (m!.queue !== undefined && m!.queue !== 'steer' && m!.queue !== 'follow_up') bad("of kind steer has queue 'steer' or 'follow_up'");
       break;
+    case 'signal':
+      if (typeof m!.name !== 'string' || m!.name.length === 0) bad('of kind signal needs a non-empty name');
+      break;
+    case 'answer':
+      if (typeof m!.requestId !== 'string' || m!.requestId.length === 0) bad('of kind answer needs a non-empty requestId');
+      if (typeof m!.answer !== 'string' && !(Array.isArray(m!.answer) && m!.answer.every((a) => typeof a === 'string'))) bad('of kind answer needs an answer: a string or an array of strings');
+      break;
     default:
-      bad("has kind 'approve', 'cancel' or 'steer'");
+      bad("has kind 'approve', 'cancel', 'steer', 'signal' or 'answer'");
   }
   for (const key of ['reason', 'by'] as const) if (m![key] !== undefined && typeof m![key] !== 'string') bad(`has a string ${key}`);
 }

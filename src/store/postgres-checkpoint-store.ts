@@ -21,7 +21,7 @@ import {
 import { STORED_RUN_STATUSES, fromStoredStatus, storedStatusesToMatch, type StoredRunStatus } from '../run-status.js';
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
 import { PostgresDatabase, type Query } from './postgres.js';
-import { POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
+import { OPEN_WAIT_DEADLINE, POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
 import { checkJob, claimNextRun, insertJob, markJobStarted, type ClaimedRun, type RunJob } from './postgres-queue.js';
 import type { PostgresConnection, PostgresStoreOptions } from './postgres-options.js';
 
@@ -51,6 +51,14 @@ const RUN_COLUMNS = `r.run_id, r.schema_version, r.agent, r.turn, r.status, r.us
  * serialised by a transaction-scoped advisory lock; leases live in their own table and fenced
  * appends lock the lease row. Reads check every record and throw a UserError naming the first
  * bad one. The tables must exist: `troupe db migrate` creates them, the store never does.
+ *
+ * Lock order: every transaction that locks more than one of a run's rows takes them in this
+ * order, so two of them never wait for each other (PostgreSQL would abort one: "deadlock
+ * detected"): the run's writer lock (advisory), its `troupe_runs` row, its `troupe_jobs` row,
+ * its `troupe_leases` row, then its `troupe_messages`, `troupe_events` and `troupe_entries`
+ * rows; several runs in run id order. `claimNext` locks runs and jobs rows with SKIP LOCKED
+ * (it never waits for them) and only then their lease, so a claim skips a run an append is
+ * writing instead of waiting for it.
  *
  * Every method may throw StoreUnavailable (connection refused or lost, wrong credentials,
  * missing database; nothing written unless its `outcome` says 'unknown') and UserError (tables
@@ -96,8 +104,12 @@ export class PostgresCheckpointStore implements CheckpointStore {
       }
     });
     if (results.every((error) => error !== undefined)) return results;
+    // Runs in id order (the lock order), so two batches naming the same runs never hold one each and
+    // wait for the other; a run's own requests keep their order (the sort is stable).
+    const order = requests.map((_, i) => i).sort((a, b) => compareIds(requests[a]!.runId, requests[b]!.runId));
     await this.db.transaction(async (q) => {
-      for (const [i, request] of requests.entries()) {
+      for (const i of order) {
+        const request = requests[i]!;
         if (results[i] !== undefined) continue;
         await q('SAVEPOINT troupe_append');
         try {
@@ -187,12 +199,14 @@ export class PostgresCheckpointStore implements CheckpointStore {
   async delete(runId: string): Promise<boolean> {
     return this.db.transaction(async (q) => {
       await this.lockRun(q, runId);
-      await q(this.sql('DELETE FROM {s}.troupe_entries WHERE run_id = $1'), [runId]);
-      await q(this.sql('DELETE FROM {s}.troupe_leases WHERE run_id = $1'), [runId]);
+      // In the lock order: the head first, so a claim running meanwhile skips the run.
+      const existed = (await q(this.sql('DELETE FROM {s}.troupe_runs WHERE run_id = $1 RETURNING run_id'), [runId])).length > 0;
       await q(this.sql('DELETE FROM {s}.troupe_jobs WHERE run_id = $1'), [runId]);
+      await q(this.sql('DELETE FROM {s}.troupe_leases WHERE run_id = $1'), [runId]);
       await q(this.sql('DELETE FROM {s}.troupe_messages WHERE run_id = $1'), [runId]);
       await q(this.sql('DELETE FROM {s}.troupe_events WHERE run_id = $1'), [runId]);
-      return (await q(this.sql('DELETE FROM {s}.troupe_runs WHERE run_id = $1 RETURNING run_id'), [runId])).length > 0;
+      await q(this.sql('DELETE FROM {s}.troupe_entries WHERE run_id = $1'), [runId]);
+      return existed;
     });
   }
 
@@ -224,7 +238,9 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   /**
    * For workers: leases the oldest run that needs a process — status `running`, or `suspended`
-   * with an approval decision recorded since it suspended — whose lease is missing or expired;
+   * with an approval decision or a wait resolution recorded since it suspended, a message not
+   * yet applied, or a wait deadline that is due (a timer's time, a wait's timeout: durable
+   * timers) — whose lease is missing or expired;
    * when there is none, the oldest enqueued run (`enqueue`) not started yet. Undefined when
    * there is no work. Candidates are locked with `FOR UPDATE SKIP LOCKED`, so workers polling
    * at once take different runs without waiting on each other.
@@ -259,15 +275,18 @@ export class PostgresCheckpointStore implements CheckpointStore {
     const { runId, entries, head, fence } = request;
     await this.lockRun(q, runId);
     const where = this.runWhere(runId);
-    const stored = (await q<{ schema_version: unknown; entry_count: number }>(this.sql('SELECT schema_version, entry_count FROM {s}.troupe_runs WHERE run_id = $1'), [runId]))[0];
+    // The lock order: the head row, then the job, then the lease. A claim that already holds the
+    // head row (FOR UPDATE SKIP LOCKED) may wait for the lease; locking the lease first here
+    // would make each wait for the other (PostgreSQL then aborts one: "deadlock detected").
+    const stored = (await q<{ schema_version: unknown; entry_count: number }>(this.sql('SELECT schema_version, entry_count FROM {s}.troupe_runs WHERE run_id = $1 FOR UPDATE'), [runId]))[0];
     // An older-format run is upgraded by appending (its old entries still read); a newer one is refused.
     if (stored) checkSchemaVersion(stored.schema_version, CHECKPOINT_SCHEMA_VERSION, where);
+    if (!stored) await markJobStarted(this.db, q, runId, this.now());
     if (fence) {
       const held = (await q<{ owner: string; expires_at: string }>(this.sql('SELECT owner, expires_at FROM {s}.troupe_leases WHERE run_id = $1 FOR UPDATE'), [runId]))[0];
       checkFence(runId, fence, held && { runId, owner: held.owner, expiresAt: Number(held.expires_at) }, stored?.entry_count ?? 0, this.now());
     }
     const before = stored?.entry_count ?? 0;
-    if (!stored) await markJobStarted(this.db, q, runId, this.now());
     const count = before + entries.length;
     // The entries and the head in one statement (a data-modifying CTE runs exactly once).
     await q(
@@ -281,7 +300,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
           schema_version = excluded.schema_version, agent = excluded.agent, turn = excluded.turn, status = excluded.status,
           usage = excluded.usage, output = excluded.output, error = excluded.error, entry_count = excluded.entry_count,
           suspended_count = CASE WHEN excluded.status <> 'suspended' THEN NULL WHEN r.status = 'suspended' THEN r.suspended_count ELSE excluded.entry_count END,
-          updated_at = excluded.updated_at`),
+          updated_at = excluded.updated_at, wake_at = NULL`),
       [
         runId,
         before,
@@ -298,6 +317,9 @@ export class PostgresCheckpointStore implements CheckpointStore {
         this.now(),
       ],
     );
+    // A parked run is woken by claimNext at its earliest wait deadline (durable timers): read
+    // from the log after this append's entries are in (a resolution may have closed a wait).
+    if (head.status === 'suspended') await q(this.sql(`UPDATE {s}.troupe_runs SET wake_at = ${OPEN_WAIT_DEADLINE} WHERE run_id = $1`), [runId]);
   }
 
   /** Serialises the writers of one run until the transaction ends (two first appends of a new run included). */
@@ -345,4 +367,9 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
 function leaseOf(row: RunRow): Lease | undefined {
   return row.lease_owner === null ? undefined : { runId: row.run_id, owner: row.lease_owner, expiresAt: Number(row.lease_expires_at) };
+}
+
+/** Code-point order of run ids (the same on every node, whatever its locale). */
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

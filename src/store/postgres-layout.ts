@@ -48,9 +48,28 @@ const CLUSTER_TABLES = `
 /** Jobs whose run has not stored anything yet: what a claim looks through (finished jobs stay out of it). */
 const WAITING_JOBS_INDEX = `CREATE INDEX troupe_jobs_waiting ON {s}.troupe_jobs (position) WHERE started_at IS NULL;`;
 
+/**
+ * The earliest deadline among the open call waits (`wait_request` with a `deadline`: a timer's
+ * time, an event's or a question's timeout) of run `$1`, NULL when none has one: what
+ * `troupe_runs.wake_at` holds for a suspended run. A wait is open when it was requested after
+ * the run's last `reply`/`turn_end` and has neither a `wait_resolution` nor its call's `result`
+ * (the rule of pendingStoredWaits). Only a root run parks, and only when no sub-run is in
+ * flight, so its own entries are enough.
+ */
+export const OPEN_WAIT_DEADLINE = `(SELECT min((w.data::jsonb->>'deadline')::bigint) FROM {s}.troupe_entries w
+  WHERE w.run_id = $1 AND w.kind = 'wait_request' AND w.data::jsonb ? 'deadline'
+    AND w.seq > COALESCE((SELECT max(t.seq) FROM {s}.troupe_entries t WHERE t.run_id = $1 AND t.kind IN ('reply', 'turn_end')), 0)
+    AND NOT EXISTS (SELECT 1 FROM {s}.troupe_entries x WHERE x.run_id = $1 AND x.seq > w.seq AND (
+      (x.kind = 'wait_resolution' AND x.data::jsonb->>'waitId' = w.data::jsonb->>'waitId')
+      OR (x.kind = 'result' AND x.data::jsonb->'message'->>'callId' = w.data::jsonb->>'callId'))))`;
+
+/** Layout 3: when a suspended run's earliest wait deadline is (claimNext resumes it then). */
+const WAKE_COLUMN = `ALTER TABLE {s}.troupe_runs ADD COLUMN wake_at bigint;
+    CREATE INDEX troupe_runs_wake ON {s}.troupe_runs (wake_at) WHERE wake_at IS NOT NULL;`;
+
 export const POSTGRES_CHECKPOINTS: PostgresComponent = {
   name: 'checkpoints',
-  version: 2,
+  version: 3,
   migrate: {
     1:
       CLUSTER_TABLES +
@@ -58,6 +77,8 @@ export const POSTGRES_CHECKPOINTS: PostgresComponent = {
        UPDATE {s}.troupe_jobs j SET started_at = j.enqueued_at WHERE EXISTS (SELECT 1 FROM {s}.troupe_runs r WHERE r.run_id = j.run_id);
        ` +
       WAITING_JOBS_INDEX,
+    // Runs suspended before the upgrade get their wake time from their logs.
+    2: WAKE_COLUMN + `\n    UPDATE {s}.troupe_runs r SET wake_at = ${OPEN_WAIT_DEADLINE.replaceAll('$1', 'r.run_id')} WHERE r.status = 'suspended';`,
   },
   label: 'checkpoint store',
   create: `
@@ -99,7 +120,8 @@ export const POSTGRES_CHECKPOINTS: PostgresComponent = {
     );
   ` +
     CLUSTER_TABLES +
-    WAITING_JOBS_INDEX,
+    WAITING_JOBS_INDEX +
+    WAKE_COLUMN,
 };
 
 export const POSTGRES_SESSIONS: PostgresComponent = {

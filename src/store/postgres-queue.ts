@@ -68,10 +68,13 @@ function checkInput(input: unknown, where: () => string): asserts input is RunIn
 
 /**
  * @internal The store's `claimNext`: first stored root runs that need a process (oldest first:
- * running ones whose owner is gone, suspended ones with a decision or an unapplied message;
+ * running ones whose owner is gone; suspended ones with a decision or a wait resolution
+ * stored since they parked, an unapplied message, or a wait deadline (`wake_at`) now due;
  * sub-runs are resumed by their parent),
  * then enqueued runs not started yet (in enqueue order); each candidate row is locked with
- * SKIP LOCKED and leased with the claim statement.
+ * SKIP LOCKED and leased with the claim statement. The only lock it waits for is a lease row,
+ * and an append locks its run's head and job rows before its lease (the store's lock order),
+ * so a claim skips a run being written rather than deadlocking with its writer.
  */
 export async function claimNextRun(db: PostgresDatabase, q: Query, now: number, takeLease: TakeLease): Promise<ClaimedRun | undefined> {
   const stored = await q<{ run_id: string; agent: string; job_agent: string | null }>(
@@ -79,8 +82,8 @@ export async function claimNextRun(db: PostgresDatabase, q: Query, now: number, 
       `SELECT r.run_id, r.agent, j.agent AS job_agent FROM {s}.troupe_runs r LEFT JOIN {s}.troupe_jobs j ON j.run_id = r.run_id
         WHERE r.schema_version <= $2
           AND position('/' in r.run_id) = 0
-          AND (r.status = 'running' OR (r.status = 'suspended' AND (EXISTS (
-            SELECT 1 FROM {s}.troupe_entries e WHERE e.run_id = r.run_id AND e.seq > r.suspended_count AND e.kind = 'approval_decision')
+          AND (r.status = 'running' OR (r.status = 'suspended' AND (r.wake_at <= $1 OR EXISTS (
+            SELECT 1 FROM {s}.troupe_entries e WHERE e.run_id = r.run_id AND e.seq > r.suspended_count AND e.kind IN ('approval_decision', 'wait_resolution'))
             OR EXISTS (SELECT 1 FROM {s}.troupe_messages m WHERE m.run_id = r.run_id AND m.applied_at IS NULL))))
           AND NOT EXISTS (SELECT 1 FROM {s}.troupe_leases l WHERE l.run_id = r.run_id AND l.expires_at > $1)
         ORDER BY r.position

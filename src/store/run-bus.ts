@@ -13,7 +13,11 @@ export type RunMessage =
   /** Cancel the run (also one that has not started yet, or is suspended). */
   | { readonly kind: 'cancel'; readonly reason?: string }
   /** A user message for the run's next model request (`steer`) or for when it would end (`follow_up`). */
-  | { readonly kind: 'steer'; readonly text: string; readonly queue?: 'steer' | 'follow_up' };
+  | { readonly kind: 'steer'; readonly text: string; readonly queue?: 'steer' | 'follow_up' }
+  /** The external event `name` for every call of the tree waiting for it (`waitForEvent`); `payload`: a JSON value (default null). */
+  | { readonly kind: 'signal'; readonly name: string; readonly payload?: unknown; readonly by?: string }
+  /** The answer to the question `requestId` (a question wait's id) an askHuman tool asked: a string, or options for a multi-select. */
+  | { readonly kind: 'answer'; readonly requestId: string; readonly answer: string | readonly string[]; readonly by?: string };
 
 /** A message as stored: kept until its run ends, so a run resumed elsewhere still gets it. */
 export interface StoredRunMessage {

@@ -5,6 +5,8 @@ import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { RunBus, StoredRunMessage } from '../store/run-bus.js';
 import type { ServerRun } from '../server/runs.js';
 import type { LeasingStore } from './owned-store.js';
+import { resolveStoredWaits } from '../runtime/stored-waits.js';
+import { storedTreeWaits } from '../server/tree-waits.js';
 
 
 /**
@@ -24,6 +26,11 @@ export async function recordSentDecisions(
   const settled: StoredRunMessage[] = [];
   for (const sent of messages) {
     const { message } = sent;
+    if (message.kind === 'signal' || message.kind === 'answer') {
+      // Applied ones took effect in the log already (and a signal must not reach a later wait of the same name).
+      if (sent.appliedAt === undefined) settled.push(...(await recordSentResolution(store, { owner, ttlMs }, rootId, sent, log)));
+      continue;
+    }
     if (message.kind !== 'approve') continue;
     const runId = runOfApproval(message.approvalId) || rootId;
     try {
@@ -36,6 +43,35 @@ export async function recordSentDecisions(
     }
   }
   return settled;
+}
+
+/**
+ * A signal or an answer sent while no process held the run: written into the log of each run of
+ * the tree whose open wait it resolves (as `Runner.signal` / `Runner.answer` would), under the
+ * worker's lease. Settled (returned) when written or when nothing waits for it any more;
+ * left unsettled when writing failed (the run then gets it live, or at its next claim).
+ */
+async function recordSentResolution(store: LeasingStore, lease: { owner: string; ttlMs: number }, rootId: string, sent: StoredRunMessage, log: (line: string) => void): Promise<StoredRunMessage[]> {
+  const { message } = sent;
+  if (message.kind !== 'signal' && message.kind !== 'answer') return [];
+  try {
+    const { waits } = await storedTreeWaits(store, rootId);
+    const matches = waits.filter((w) => (message.kind === 'signal' ? w.kind === 'event' && w.detail['name'] === message.name : w.kind === 'question' && w.waitId === message.requestId));
+    const given = message.kind === 'signal' ? (message.payload ?? null) : message.answer;
+    for (const runId of new Set(matches.map((w) => w.runId))) {
+      const ids = new Set(matches.filter((w) => w.runId === runId).map((w) => w.waitId));
+      await resolveStoredWaits(store, runId, (pending) => pending.filter((w) => ids.has(w.waitId)), given, message.by ?? 'api', lease);
+    }
+    return [sent];
+  } catch (error) {
+    // An answer that does not fit its question can never be applied: dropped, and said so.
+    if (error instanceof UserError) {
+      log(`run ${rootId}: the ${message.kind} sent as message ${sent.id} is not applied (${error.message})`);
+      return [sent];
+    }
+    log(`run ${rootId}: recording the ${message.kind} sent as message ${sent.id} failed (${(error as Error).message}); it is applied to the live run`);
+    return [];
+  }
 }
 
 /** The id a cluster message's steer gets in the run (and its log), so it is applied once. */
@@ -68,7 +104,10 @@ export class MessageApplier {
    * cancel sent before it started stops it before its first model request.
    */
   applyAtStart(messages: readonly StoredRunMessage[], settled: readonly StoredRunMessage[] = []): void {
-    const done = messages.filter((message) => message.message.kind !== 'approve' && this.applyOne(message));
+    // Approvals, signals and answers wait for their call to wait again (poke); the rest applies now.
+    const later = new Set(['approve', 'signal', 'answer']);
+    const recorded = new Set(settled.map((message) => message.id));
+    const done = messages.filter((message) => !later.has(message.message.kind) && !recorded.has(message.id) && this.applyOne(message));
     this.record([...settled, ...done]);
   }
 
@@ -93,9 +132,17 @@ export class MessageApplier {
     await this.chain;
     const open = (await this.bus.messages(this.run.id)).filter((m) => m.appliedAt === undefined && !this.applied.has(m.id));
     const stale: StoredRunMessage[] = [];
+    let tree: Awaited<ReturnType<typeof storedTreeWaits>> | undefined;
     for (const message of open) {
-      if (message.message.kind !== 'approve') continue;
-      const approvalId = message.message.approvalId;
+      const sent = message.message;
+      if (sent.kind === 'signal' || sent.kind === 'answer') {
+        // Stale unless the parked tree's log still has a wait it resolves (then the next claim records it).
+        tree ??= await storedTreeWaits(this.store, this.run.id).catch(() => undefined);
+        if (tree && !tree.waits.some((w) => (sent.kind === 'signal' ? w.kind === 'event' && w.detail['name'] === sent.name : w.waitId === sent.requestId))) stale.push(message);
+        continue;
+      }
+      if (sent.kind !== 'approve') continue;
+      const approvalId = sent.approvalId;
       const runId = runOfApproval(approvalId) || this.run.id;
       const pending = await pendingStoredApprovals(this.store, runId).catch(() => undefined);
       if (pending && !pending.some((p) => p.approvalId === approvalId)) stale.push(message);
@@ -112,6 +159,18 @@ export class MessageApplier {
         if (run.finished) return false;
         run.cancel(message.reason ?? 'cancelled via API');
         return true;
+      case 'signal':
+        // Delivered to the calls waiting now; none: it stays unapplied (the run may be parking, and its next claim records it).
+        return run.handle.signal(message.name, message.payload ?? null) > 0;
+      case 'answer':
+        try {
+          return run.handle.humans.answer(message.requestId, message.answer as string | string[]);
+        } catch (error) {
+          // It does not fit the question (the server checked it against the log, so only a changed question gets here): dropped, and said so.
+          if (!(error instanceof UserError)) throw error;
+          this.log(`run ${run.id}: the answer sent as message ${id} is not applied (${error.message})`);
+          return true;
+        }
       case 'steer': {
         const steerId = steerIdFor(id);
         if (this.logged.has(steerId)) return true;

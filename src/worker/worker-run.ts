@@ -52,7 +52,7 @@ function endsElsewhere(event: WireRunEvent, runId: string): boolean {
  * the HTTP server), writing as the worker through `ownedStore`. With a bus: its events are
  * published, messages sent to it are applied (those sent before it started first: a cancel
  * stops it before its first model request), and it is poked to apply them again on every
- * notice and every `approval_required`.
+ * notice and every wait it opens (`approval_required`, `wait_opened`, `human_request`).
  */
 export async function runClaimed(claimed: ClaimedRun, agent: Agent, context: WorkerRunContext, live: Map<string, LiveRun>): Promise<WorkerRunOutcome> {
   const { bus, store, owner } = context;
@@ -89,7 +89,8 @@ export async function runClaimed(claimed: ClaimedRun, agent: Agent, context: Wor
     event: (event) => {
       if (endsElsewhere(event, runId)) return;
       publisher?.push(event);
-      if (event.type === 'approval_required') void applier?.poke();
+      // A call started waiting: a message sent for it (decision, signal, answer) may apply now.
+      if (event.type === 'approval_required' || event.type === 'wait_opened' || event.type === 'human_request') void applier?.poke();
     },
     end: () => undefined,
   });

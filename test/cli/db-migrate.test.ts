@@ -43,8 +43,8 @@ describe(`troupe db migrate on PostgreSQL`, () => {
     const store = new PostgresCheckpointStore(POSTGRES_URL!, { schema });
     try {
       await expect(store.load('r1')).rejects.toThrow(`run \`troupe db migrate --db '${shownUrl(POSTGRES_URL!)}' --schema ${schema}\` first`);
-      expect(await troupe('db', 'migrate', '--db', POSTGRES_URL!, '--schema', schema)).toEqual({ code: 0, stdout: 'checkpoints: created (layout 2)\nsessions: created (layout 1)\n', stderr: '' });
-      expect(await troupe('db', 'migrate', '--db', POSTGRES_URL!, '--schema', schema)).toEqual({ code: 0, stdout: 'checkpoints: up to date (layout 2)\nsessions: up to date (layout 1)\n', stderr: '' });
+      expect(await troupe('db', 'migrate', '--db', POSTGRES_URL!, '--schema', schema)).toEqual({ code: 0, stdout: 'checkpoints: created (layout 3)\nsessions: created (layout 1)\n', stderr: '' });
+      expect(await troupe('db', 'migrate', '--db', POSTGRES_URL!, '--schema', schema)).toEqual({ code: 0, stdout: 'checkpoints: up to date (layout 3)\nsessions: up to date (layout 1)\n', stderr: '' });
       await store.append('r1', [input()], head());
       expect((await store.load('r1'))?.entries).toEqual([input()]);
     } finally {

@@ -11,7 +11,7 @@
  */
 import pg from 'pg';
 import { z } from 'zod';
-import { Agent, tool, type Model, type ModelRequest, type ModelStreamPart } from '../../src/index.js';
+import { Agent, askHuman, tool, waitForEvent, type Model, type ModelRequest, type ModelStreamPart } from '../../src/index.js';
 import { ScriptedModel, batch, text, type ScriptStep } from '../../src/entry/testing.js';
 
 let pool: pg.Pool | undefined;
@@ -82,4 +82,21 @@ export const hanger = (): Agent => new Agent({ name: 'hanger', model: new Transc
 /** Text only: its replies are first, second, third in turn, so a steered extra turn shows. */
 export const echo = (): Agent => new Agent({ name: 'echo', model: new TranscriptModel([text('first'), text('second'), text('third')]) });
 
-export const agents = { fiver, approver, hanger, echo };
+const pay = tool({
+  name: 'pay',
+  description: 'Starts a payment and waits for its confirmation (the event "paid").',
+  parameters: z.object({}),
+  execute: async (_args, ctx) => {
+    await record(ctx.runId, ctx.callId);
+    return waitForEvent('paid');
+  },
+});
+
+/** One call that waits for the external event "paid"; its result is the event's payload. Then "paid". */
+export const payer = (): Agent => new Agent({ name: 'payer', model: new TranscriptModel([batch([['pay', {}, 'e1']]), text('paid')]), tools: [pay] });
+
+/** Asks a person to pick red or blue (askHuman through the run), then "noted". */
+export const asker = (): Agent =>
+  new Agent({ name: 'asker', model: new TranscriptModel([batch([['ask', { question: 'Which colour?', options: ['red', 'blue'] }, 'q1']]), text('noted')]), tools: [askHuman({ name: 'ask' })] });
+
+export const agents = { fiver, approver, hanger, echo, payer, asker };

@@ -119,9 +119,12 @@ describe(`messages between cluster nodes`, () => {
       [await call(a, 'POST', '/api/chat/cancel', { body: { runId: 'nope' } }), 404, 'run_not_found', "No run 'nope'."],
       [await call(a, 'POST', '/api/chat/steer', { body: { runId: 'nope', text: 'x' } }), 404, 'run_not_found', "No run 'nope'."],
       [await call(a, 'POST', '/api/chat/approve', { body: { approvalId: 'nope:1', decision: 'approve' } }), 404, 'approval_not_found', "No approval 'nope:1' is waiting."],
-      [await call(a, 'POST', '/api/chat', { body: { agent: 'ghost', input: 'x' } }), 404, 'unknown_agent', "Unknown agent 'ghost'. Registered agents: fiver, approver, hanger, echo."],
+      [await call(a, 'POST', '/api/chat', { body: { agent: 'ghost', input: 'x' } }), 404, 'unknown_agent', "Unknown agent 'ghost'. Registered agents: fiver, approver, hanger, echo, payer, asker."],
       [await call(a, 'POST', '/api/chat?protocol=ui', { body: { agent: 'fiver', input: 'x' } }), 501, 'not_supported_with_workers', 'The AI SDK UI stream (?protocol=ui) is not available when workers run the runs; use the plain event stream.'],
       [await call(a, 'GET', '/api/runs/nope/stream'), 404, 'run_not_found', "No run 'nope'."],
+      [await call(a, 'POST', '/api/chat/answer', { body: { runId: 'nope', requestId: 'nope:1.0', answer: 'x' } }), 404, 'run_not_found', "No run 'nope'."],
+      [await call(a, 'POST', '/api/runs/nope/signal', { body: { name: 'paid' } }), 404, 'run_not_found', "No run 'nope'."],
+      [await call(a, 'POST', '/api/runs/nope%2F1.0/signal', { body: { name: 'paid' } }), 400, 'invalid_run_id', "'nope/1.0' is a sub-run; address its root run 'nope'."],
       [await call(a, 'POST', '/api/runs/nope/resume'), 409, 'resumed_by_workers', "Run 'nope' is resumed by the workers on their own (a stored running or decided run is taken by the next free worker)."],
     ] as const;
     for (const [response, status, code, message] of cases) expect([response.status, response.json.error]).toEqual([status, { code, message }]);

@@ -9,7 +9,7 @@ import { PROFILES, type ProfileName, type ReplyKind } from './chart-spec.js';
  * The abstract model of a run, DERIVED FROM THE REAL CHART: the states, transitions, guard
  * names and action names are `runMachine.config` itself, with each invoke replaced by its
  * done/error events (chart-walk.ts). Only the meaning of each named guard and action is
- * ours: chart-semantics.ts evaluates them over a small abstract state, as DESIGN.md states
+ * ours: chart-semantics.ts evaluates them over a small abstract state, as docs/architecture.md, "The chart", states
  * the rules (never by calling src/rules, so a broken rule disagrees with the model).
  *
  * What the test does to a run is an `env.*` event (launch with a profile, the model

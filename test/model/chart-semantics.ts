@@ -19,7 +19,7 @@ import {
 
 /**
  * The meaning of every guard and action NAME of the run chart, over an abstract run.
- * Written from DESIGN.md ("The run statechart", "Budgets", "Terminate", "Approval") as a
+ * Written from docs/architecture.md ("States and transitions", "Budgets", "Terminate", "Approvals") as a
  * specification: nothing here calls src/rules or src/runtime, so a mutant of a rule makes
  * the real run disagree with this model. Effects are recorded as labels of the run events
  * the root stream must carry, in order.

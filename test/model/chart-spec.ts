@@ -198,7 +198,7 @@ export type ResultClass =
 
 /**
  * What the sub-runs of an agent-as-tool call do, as the spec says (written by hand from
- * DESIGN.md "Budgets" / "Multi-agent", not by running them): the messages they send the
+ * docs/architecture.md "Budgets" / "Sub-runs and handoffs", not by running them): the messages they send the
  * root (`child.*`, in order, with the tool calls each spend counts) when the call is
  * dispatched and when it settles, the sub-runs' terminal events in order, and the call's
  * result.

@@ -1,6 +1,6 @@
 /**
  * Mutants of the chart's glue: one named guard or action of the real run machine replaced
- * with `.provide()` (the seam DESIGN.md names for tests), run through RunHandle's machine
+ * with `.provide()` (the seam docs/architecture.md, "Testing seams", names), run through RunHandle's machine
  * argument on the `core` paths of the run-chart model. Complements the rule mutants
  * (run-chart.rule-mutants.model.test.ts): there the pure rule is broken, here the wiring.
  */

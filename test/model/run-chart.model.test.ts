@@ -7,7 +7,7 @@
  *     targets). A transition added to the chart is a new goal with no test edit.
  *   - The traversed model IS the chart: `runMachine.config` with each invoke replaced by its
  *     `xstate.done/error.actor.<id>` events (chart-model.ts). The chart's named guards and
- *     actions get abstract meanings written from DESIGN.md (chart-semantics.ts), never by
+ *     actions get abstract meanings written from docs/architecture.md, "The chart" (chart-semantics.ts), never by
  *     calling src/rules, so a mutant of a rule function disagrees with the model. What a test
  *     can do to a run (launch with a profile, the model replies, a tool body returns, an
  *     approval is decided, a store write lands or fails, cancel) are `env.*` events whose

@@ -3,7 +3,7 @@ import { createTestModel, type StatePath } from 'xstate/graph';
 
 /**
  * An abstract, actor-free model of the run rules for ONE turn's batch of tool calls
- * (DESIGN.md "The run statechart"): serial preflight in request order, approval wait,
+ * (docs/architecture.md, "Preflight"): serial preflight in request order, approval wait,
  * barrier (a parallel:false call waits for every in-flight call, runs alone, then
  * preflight continues), dispatch of parallel calls, draining.
  *

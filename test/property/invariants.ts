@@ -172,7 +172,7 @@ function checkFailureClasses(f: Facts, v: string[]): void {
   }
 }
 
-/** DESIGN: a cancel before the first model request means no model request is made, and the run fails with RunCancelled. */
+/** docs/architecture.md, "States and transitions" (`run.idle`): a cancel before the first model request means no model request is made, and the run fails with RunCancelled. */
 function checkCancelBeforeStart(f: Facts, v: string[]): void {
   const cancel = f.record.plan.scenario.cancel;
   if (cancel?.atEvent !== -1 || cancel.mode !== 'sync') return;

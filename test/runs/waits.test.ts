@@ -163,7 +163,8 @@ describe('durable waits: park, resolve from another process, resume without runn
 
   it('a timer parks the run and a resume after its time completes it; Runner.resolve refuses to resolve it', async () => {
     const store = new MemoryCheckpointStore();
-    const until = Date.now() + 20;
+    // Far enough ahead that the run parks before it is due (a due wait ends at once: the run does not park for it).
+    const until = Date.now() + 1_000;
     const sleep = tool({ name: 'sleep', description: 'd', parameters: z.object({}), execute: () => waitUntil(until) });
     const agent = (model: ScriptedModel) => new Agent({ name: 'sleeper', model, tools: [sleep] });
     const parked = (await Runner.stream(agent(new ScriptedModel([call('sleep', {}, 'z1')])), 'go', { checkpoint: { store, runId: 'd3', suspendOnWait: true } }).result().catch((e: unknown) => e)) as RunSuspended;

@@ -80,7 +80,7 @@ describe(`PostgresRunBus`, () => {
     const b = bus(schema);
     const bad: Array<[unknown, string]> = [
       [null, 'A run message must be an object, got null.'],
-      [{ kind: 'pause' }, `A run message has kind 'approve', 'cancel' or 'steer', got {"kind":"pause"}.`],
+      [{ kind: 'pause' }, `A run message has kind 'approve', 'cancel', 'steer', 'signal' or 'answer', got {"kind":"pause"}.`],
       [{ kind: 'approve', approvalId: '', approved: true }, 'A run message of kind approve needs a non-empty approvalId, got {"kind":"approve","approvalId":"","approved":true}.'],
       [{ kind: 'approve', approvalId: 'a:1', approved: 'yes' }, 'A run message of kind approve needs approved: boolean, got {"kind":"approve","approvalId":"a:1","approved":"yes"}.'],
       [{ kind: 'steer', text: '' }, 'A run message of kind steer needs a non-empty text, got {"kind":"steer","text":""}.'],
