@@ -191,7 +191,7 @@ describe('an observer object as the inspect option', () => {
   });
 });
 
-/** The README's recipe: leaves out the run's context and every actor's input (in its snapshot and its init event). */
+/** The recipe of docs/inspector.md (Using Stately's inspector): leaves out the run's context and every actor's input (in its snapshot and its init event). */
 function trim(event: StatelyInspectionEvent): StatelyInspectionEvent {
   const init = (e: { type: string }) => (e.type === 'xstate.init' ? { type: e.type } : e);
   if (event.type === '@xstate.event') return { ...event, event: init(event.event) };

@@ -4,23 +4,27 @@
  * it); the local model answers of no-network.mjs explain the "2+3 = 5 and 40+2 = 42." lines.
  */
 export const EXPECTED_STDOUT: Record<string, string | RegExp> = {
-  'README.md › A first agent': '2 + 3 = 5\nc1 5\n',
-  'README.md › Tools': '1\n',
-  'README.md › Approvals': 'Refunded A123.\n',
+  // Turn 1 runs add; turn 2's refund waits for the approval the loop gives, then runs.
+  'README.md › A first agent': "c1 6000\napprove? refund { orderId: 'A123', cents: 6000 }\nc2 refunded 6000 cents on A123\nRefunded $60 on order A123.\n",
+  'docs/approvals-and-waits.md › Waiting for an event or a time (`waitForEvent`, `waitUntil`)':
+    // The payment event is signalled as soon as its wait opens; the timer ends 100 ms later.
+    'event false\n{"amount":4200}\ntimer false\nPaid.\n',
+  'docs/tools.md › Policies': '1\n',
+  'docs/approvals-and-waits.md › Approvals': 'Refunded A123.\n',
   // The user's image and the tool's screenshot keep their parts; `content` is the text projection.
-  'README.md › Images and files (content parts)':
+  'docs/tools.md › Images and files (content parts)':
     'user text+image "Compare the screen with this:\\n[image: image/png, 70 bytes]"\ntool text+image "The screen:\\n[image: image/png, 70 bytes]"\n',
-  'README.md › Reasoning and provider metadata': 'It is noon (signature sent back: sig-1).\n',
+  'docs/models.md › Reasoning and provider metadata': 'It is noon (signature sent back: sig-1).\n',
   // The question answered with one of its options, the refund approved with edited (smaller) arguments.
-  'README.md › Approvals #3': 'ask_human A1\nrefund refunded 5000\n',
+  'docs/approvals-and-waits.md › Asking a person (`askHuman`)': 'ask_human A1\nrefund refunded 5000\n',
   // The steer was withdrawn before the model read it: only the follow-up is injected.
-  'README.md › Steering, follow-ups, input and concurrency': 'follow_up Now book the museum.\nBooked. stop\n',
+  'docs/agents-and-runs.md › Steering, follow-ups, input and concurrency': 'follow_up Now book the museum.\nBooked. stop\n',
   // The 'TODO' reply was retried (turn 2), the JSON reply is turn 3; the card number never reached the model.
-  'README.md › Hooks, structured output and guardrails': "{ city: 'Rome', celsius: 24 } 3\n{\"city\":\"Rome\",\"celsius\":24,\"card\":\"[card]\"}\n",
+  'docs/agents-and-runs.md › Hooks, structured output and guardrails': "{ city: 'Rome', celsius: 24 } 3\n{\"city\":\"Rome\",\"celsius\":24,\"card\":\"[card]\"}\n",
   // Turn 4's request (three 12,008-char pages, about 9,210 tokens) is over 8,000: p1 and p2 are offloaded, p3 (the newest) is kept.
-  'README.md › Long runs: context compaction (`contextPolicy`)':
+  'docs/context.md › Long runs: context compaction (`contextPolicy`)':
     "4 threshold [ 'offload' ] [ 'p1', 'p2' ] 9210 -> 3532\n[Result of fetch_page offloaded to save context: 12008 chars. Its first 500 chars:]\n12008 12008\n",
-  'README.md › Multi-agent: handoffs and agents as tools': [
+  'docs/multi-agent.md › Multi-agent: handoffs and agents as tools': [
     'Triage transfer_to_travel_specialist',
     'Travel specialist ask_research',
     'Travel specialist > Research weather',
@@ -29,21 +33,20 @@ export const EXPECTED_STDOUT: Record<string, string | RegExp> = {
     'Booked.',
     '',
   ].join('\n'),
-  'README.md › Models': '',
-  'README.md › Live inspector and HTTP API': /^http:\/\/127\.0\.0\.1:\d+\/#token=([\w-]+) \1\n$/,
-  'README.md › Tracing (OpenTelemetry)': "[\n  'chat scripted',\n  'execute_tool weather',\n  'chat scripted',\n  'invoke_agent Guide'\n]\n",
-  'README.md › Real models, MCP servers and built-in tools': '2+3 = 5 and 40+2 = 42.\n',
-  'README.md › Durable runs and sessions': 'Refunded A123. completed\n',
-  'README.md › Durable runs and sessions #2': "[ 'refund-A1:1.0' ] suspended\nA1 is refunded.\n",
-  'docs/models-and-mcp.md › A local OpenAI-compatible server (Ollama, vLLM, llama.cpp)':
+  'docs/models.md › Writing your own model: the `Model` interface and `ScriptedModel`': '',
+  'docs/server.md › Starting a server': /^http:\/\/127\.0\.0\.1:\d+\/#token=([\w-]+) \1\n$/,
+  'docs/tracing.md › Tracing (OpenTelemetry)': "[\n  'chat scripted',\n  'execute_tool weather',\n  'chat scripted',\n  'invoke_agent Guide'\n]\n",
+  'docs/durable-runs.md › A durable run and a session': 'Refunded A123. completed\n',
+  'docs/approvals-and-waits.md › Suspend, decide, resume': "[ 'refund-A1:1.0' ] suspended\nA1 is refunded.\n",
+  'docs/models.md › A local OpenAI-compatible server (Ollama, vLLM, llama.cpp)':
     '2+3 = 5 and 40+2 = 42.{ inputTokens: 100, outputTokens: 32, totalTokens: 132, requests: 2 }\n',
-  'docs/models-and-mcp.md › Errors and retries': 'local-qwen\n',
+  'docs/models.md › Errors and retries': 'local-qwen\n',
+  'docs/mcp.md › Tools from raw JSON Schema: `rawTool`': '',
+  'docs/mcp.md › Workspace tools': '(empty directory)\n',
+  // askHuman's question on stdout, then the answer read from stdin ("Rome").
+  'docs/approvals-and-waits.md › Your own channel: `askHuman(channel)`': 'Which city?\n> Planning Rome.\n',
   // Two asks from one tool body (ids …:1.0:ask.0 and ask.1), then the tool's result.
   'docs/human-in-the-loop.md › Asking from inside a tool\'s body': /^\S+:1\.0:ask\.0 Book a trip\? undefined\n\S+:1\.0:ask\.1 Trip \[ 'city', 'note' \]\nbooked Rome\n$/,
-  'docs/models-and-mcp.md › Tools from raw JSON Schema: `rawTool`': '',
-  'docs/models-and-mcp.md › Workspace tools': '(empty directory)\n',
-  // askHuman's question on stdout, then the answer read from stdin ("Rome").
-  'docs/models-and-mcp.md › `askHuman`': 'Which city?\n> Planning Rome.\n',
   // docs/testing-agents.md: the support desk explored (82 paths at three calls per run), linted, recorded and replayed.
   'docs/testing-agents.md › Explore every path': "82 paths, 0 failures, truncated: false\n#1 completed: Desk reply 1: text\n#2 completed: Desk reply 1: call transfer_to_refunds › Refunds reply 2: text\n#3 completed: Desk reply 1: call transfer_to_refunds › Refunds reply 2: call lookup_order › lookup_order Refunds_call_1: returns › Refunds reply 3: text\nDesk run_started\nDesk turn_started 1\nDesk message_completed calls transfer_to_refunds\nDesk tool_call_started transfer_to_refunds\nDesk tool_call_completed transfer_to_refunds ok\nDesk turn_ended 1\nRefunds handoff_occurred Desk -> Refunds\nRefunds turn_started 2\nRefunds message_completed calls lookup_order\nRefunds tool_call_started lookup_order\nRefunds tool_call_completed lookup_order ok\nRefunds turn_ended 2\nRefunds turn_started 3\nRefunds message_completed text\nRefunds turn_ended 3\nRefunds run_completed\n",
   'docs/testing-agents.md › What every path is checked for': "36 of 82 paths fail; the shortest:\nDesk reply 1: call transfer_to_refunds › Refunds reply 2: call refund › approve refund Refunds_call_1: approved › refund Refunds_call_1: cancel\n[\n  {\n    invariant: 'a refund follows a lookup',\n    message: 'refund ran before any lookup: transfer_to_refunds, refund'\n  }\n]\n",

@@ -57,21 +57,20 @@ describe('README and docs examples', () => {
   it('runs every block except the marked ones: typechecked only, or fragments', () => {
     const keys = (mode: Block['mode']) => blocks.filter((b) => b.mode === mode).map((b) => b.key);
     expect(keys('no-run')).toEqual([
-      "README.md › Using Stately's inspector",
-      "README.md › Using Stately's inspector #2",
-      'README.md › Real models, MCP servers and built-in tools #2',
-      'README.md › Real models, MCP servers and built-in tools #3',
-      'README.md › Scaling out (PostgreSQL)',
-      'README.md › Scaling out (PostgreSQL) #2',
-      'README.md › Running a cluster',
-      'docs/models-and-mcp.md › MCP servers',
+      "docs/inspector.md › Using Stately's inspector",
+      "docs/inspector.md › Using Stately's inspector #2",
+      'docs/mcp.md › MCP servers',
+      'docs/mcp.md › Servers with many tools (`defer`)',
+      'docs/scaling-out.md › The store in code',
+      'docs/scaling-out.md › Workers',
+      'docs/scaling-out.md › The same in code',
       'docs/testing-agents.md › One test per path in vitest',
     ]);
     expect(keys('fragment')).toEqual([
-      'README.md › Agents and runs',
-      'README.md › Approvals #2',
-      'README.md › Budgets, turns and cancellation',
-      'README.md › AI SDK UI streams (`useChat`)',
+      'docs/agents-and-runs.md › Agents and runs',
+      'docs/agents-and-runs.md › Budgets, turns and cancellation',
+      'docs/approvals-and-waits.md › Approval ids',
+      'docs/server.md › AI SDK UI streams (`useChat`)',
     ]);
     expect(runnable).toHaveLength(29);
     expect(new Set(blocks.map((b) => b.key)).size).toBe(blocks.length);
