@@ -16,6 +16,7 @@ import { completedRun, failedRun, interruptedRun, sessionRuns, summaries } from 
 import { suspendedRun } from '../fixtures/store-v2.data.js';
 import { editedRun } from '../fixtures/store-v3.data.js';
 import { REPORT_UNTIL, waitingRun } from '../fixtures/store-v4.data.js';
+import { abortedRun } from '../fixtures/store-v5.data.js';
 import { z } from 'zod';
 import { Agent, Runner, tool, type RunEvent } from '../../src/index.js';
 import { ScriptedModel, text } from '../../src/entry/testing.js';
@@ -223,6 +224,49 @@ describe('version 4 fixtures', () => {
     expect(ran).toEqual([]);
     expect(events.filter((e) => e.type === 'tool_call_completed').map((e) => [(e as { call: { id: string } }).call.id, (e as { output: string }).output])).toEqual([['p1', '{"amount":1200,"currency":"EUR"}']]);
     expect(events.at(-1)).toMatchObject({ type: 'run_suspended', waits: [{ waitId: 'run-waiting:2.1', kind: 'timer', deadline: REPORT_UNTIL }] });
+    store.close();
+  });
+});
+
+describe('version 5 fixtures', () => {
+  /** A private copy of store-v5.sqlite. */
+  function copyV5(): string {
+    const path = join(tempDir(), 'store-v5.sqlite');
+    copyFileSync(join(fixtures, 'store-v5.sqlite'), path);
+    return path;
+  }
+
+  it('are the committed files, unchanged and without WAL side files', () => {
+    const sha = createHash('sha256').update(readFileSync(join(fixtures, 'store-v5.sqlite'))).digest('hex');
+    expect(sha).toBe('e7ab3ee3ec2fd3bf30fc0d33593d9d80a9915da61a72fc00a0ac1ab3fb57727b');
+    expect(readdirSync(fixtures).filter((name) => name.startsWith('store-v5.sqlite'))).toEqual(['store-v5.sqlite']);
+    expect(readdirSync(join(fixtures, 'checkpoint-v5'))).toEqual(['run-aborted.json']);
+  });
+
+  it('store-v5.sqlite loads the aborted run exactly: fork origin, ctx.extra, an answered form, a cancelled sub-run, the abort', () => {
+    const store = new SqliteCheckpointStore(copyV5());
+    expect(store.load(abortedRun.runId)).toEqual({ entries: abortedRun.entries, head: abortedRun.head, schemaVersion: 5 });
+    expect(store.list({ status: 'cancelled' }).map((r) => r.runId)).toEqual([abortedRun.runId]);
+    store.close();
+  });
+
+  it('checkpoint-v5/run-aborted.json parses exactly and imports byte for byte', () => {
+    const text = readFileSync(join(fixtures, 'checkpoint-v5', 'run-aborted.json'), 'utf8');
+    const parsed = parseRunExport(text, 'run-aborted.json');
+    expect(parsed).toEqual({ format: 'troupe.checkpoint', schemaVersion: 5, runId: abortedRun.runId, head: abortedRun.head, entries: abortedRun.entries });
+    const store = new MemoryCheckpointStore();
+    store.append(parsed.runId, parsed.entries, parsed.head);
+    expect(`${JSON.stringify(exportRun(parsed.runId, store.load(parsed.runId)!), null, 2)}\n`).toBe(text.replace('"schemaVersion": 5,', `"schemaVersion": ${CHECKPOINT_SCHEMA_VERSION},`));
+  });
+
+  it('an aborted run is never resumed: the resume is refused and writes nothing', async () => {
+    const store = new SqliteCheckpointStore(copyV5());
+    const handle = Runner.resume(new Agent({ name: 'planner', model: new ScriptedModel([text('unexpected')]) }), { store, runId: abortedRun.runId });
+    const events: RunEvent[] = [];
+    for await (const event of handle) events.push(event);
+    expect(events.map((e) => e.type)).toEqual(['run_started', 'run_failed']);
+    expect((events[1] as Extract<RunEvent, { type: 'run_failed' }>).error.message).toBe("Cannot resume run 'run-aborted': it was aborted (Conversation aborted: the customer left).");
+    expect(store.load(abortedRun.runId)!.entries).toEqual(abortedRun.entries);
     store.close();
   });
 });
