@@ -1,5 +1,6 @@
 /** Transcript, usage and event types shared by every layer. */
 import type { WaitView } from './waits/wait-types.js';
+import type { SignalledWaitKind } from './waits/kinds/records.js';
 import type { ContentPart, ProviderMetadata, ReasoningPart } from './message-parts.js';
 
 export type { ContentPart, FilePart, ImagePart, ProviderMetadata, ReasoningPart, TextPart } from './message-parts.js';
@@ -155,7 +156,7 @@ export interface HumanAnswerEvent extends ToolEventBase {
 export interface WaitOpenedEvent extends ToolEventBase {
   readonly type: 'wait_opened';
   readonly waitId: string;
-  readonly kind: 'event' | 'timer';
+  readonly kind: SignalledWaitKind;
   readonly detail: Readonly<Record<string, unknown>>;
   /** Epoch ms the wait ends undecided (event: its timeout; timer: when it fires); undefined: never. */
   readonly deadline: number | undefined;
@@ -164,7 +165,7 @@ export interface WaitOpenedEvent extends ToolEventBase {
 export interface WaitResolvedEvent extends ToolEventBase {
   readonly type: 'wait_resolved';
   readonly waitId: string;
-  readonly kind: 'event' | 'timer';
+  readonly kind: SignalledWaitKind;
   readonly timedOut: boolean;
   readonly resolution?: unknown;
 }

@@ -7,6 +7,7 @@
 import { pendingApprovalRequests } from '../runtime/decide.js';
 import { pendingStoredWaits } from '../runtime/stored-waits.js';
 import type { CheckpointStore, WaitRequestEntry } from '../store/checkpoint-store.js';
+import type { CallWaitKind } from '../waits/kinds/records.js';
 import type { WaitView } from '../waits/wait-types.js';
 import type { PendingApprovalView } from './runs.js';
 
@@ -14,7 +15,7 @@ import type { PendingApprovalView } from './runs.js';
 export interface CallWaitView {
   /** Unique in the run tree: answer a question by it (`requestId`), or resolve any wait by it. */
   readonly waitId: string;
-  readonly kind: 'question' | 'event' | 'timer';
+  readonly kind: CallWaitKind;
   /** The run that waits: the root or one of its sub-runs. */
   readonly runId: string;
   readonly callId: string;

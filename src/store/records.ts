@@ -4,6 +4,7 @@
  * format's rules are in format.ts and record-checks.ts (src/store/format.md).
  */
 import type { StoredRunStatus } from '../run-status.js';
+import type { CallWaitKind } from '../waits/kinds/records.js';
 import type { Message, Usage } from '../types.js';
 
 /** Where a user message in the log came from: the run's input or a message injected later. */
@@ -92,7 +93,7 @@ export interface WaitRequestEntry {
   readonly kind: 'wait_request';
   /** `<runId>:<turn>.<index>`, unique in the run tree. */
   readonly waitId: string;
-  readonly waitKind: 'question' | 'event' | 'timer';
+  readonly waitKind: CallWaitKind;
   readonly turn: number;
   /** The call's index in the turn's reply. */
   readonly index: number;
@@ -110,7 +111,7 @@ export interface WaitRequestEntry {
 export interface WaitResolutionEntry {
   readonly kind: 'wait_resolution';
   readonly waitId: string;
-  readonly waitKind: 'question' | 'event' | 'timer';
+  readonly waitKind: CallWaitKind;
   readonly callId: string;
   readonly ended: 'resolved' | 'timedOut';
   /** The answer, the event's payload, `{ at }` for a timer (when resolved). */

@@ -16,7 +16,7 @@ import { RunCancelled, UserError, WaitTimeout, abortReason } from '../errors.js'
 import { checkOptionKeys } from '../option-keys.js';
 import { storedForm, type FormAnswers, type FormQuestion } from '../runtime/human-form.js';
 import type { HumanAnswer } from '../runtime/humans.js';
-import { waitForAnswer } from '../waits/wait-for.js';
+import { waitForAnswer } from '../waits/answer-request.js';
 import type { WaitOutcome } from '../waits/wait-types.js';
 import { CallContext, portOf } from './call-context.js';
 import type { RunContext } from './context.js';

@@ -4,7 +4,7 @@ import { checkOptionKeys } from '../option-keys.js';
 import { storedForm, type StoredFormQuestion } from '../runtime/human-form.js';
 import { checkHumanAnswer, type HumanAnswer } from '../runtime/humans.js';
 import { portOf } from './call-context.js';
-import { waitForAnswer } from '../waits/wait-for.js';
+import { waitForAnswer } from '../waits/answer-request.js';
 import type { RunContext } from './context.js';
 import { tool, type Tool } from './tool.js';
 

@@ -1,5 +1,8 @@
+/**
+ * The waits a tool returns instead of a value: everything this file exports is public API
+ * (src/index.ts re-exports all of it), one constructor per call-wait kind.
+ */
 import { UserError } from '../errors.js';
-import type { StoredFormQuestion } from '../runtime/human-form.js';
 import { WAIT_REQUEST, type WaitRequest } from './wait-types.js';
 
 /**
@@ -35,18 +38,4 @@ export function waitUntil(time: Date | number): WaitRequest {
   const until = time instanceof Date ? time.getTime() : time;
   if (typeof until !== 'number' || !Number.isFinite(until) || until < 0) throw new UserError(`waitUntil needs a Date or epoch ms, got ${String(time)}.`);
   return { [WAIT_REQUEST]: true, kind: 'timer', detail: { until: Math.round(until) }, until: Math.round(until) };
-}
-
-/** A question for a person, asked through the run (askHuman without a channel, askFromTool); a form when `choices.form` is given (already checked: storedForm). */
-export function waitForAnswer(
-  question: string,
-  choices: { readonly options?: readonly string[]; readonly multiSelect: boolean; readonly form?: readonly StoredFormQuestion[] },
-  timeoutMs: number | undefined,
-): WaitRequest {
-  return {
-    [WAIT_REQUEST]: true,
-    kind: 'question',
-    detail: { question, ...(choices.options ? { options: [...choices.options] } : {}), multiSelect: choices.multiSelect, ...(choices.form ? { form: choices.form } : {}) },
-    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-  };
 }

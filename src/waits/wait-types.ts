@@ -6,9 +6,10 @@
  * park a durable run, and is resolved the same way from the run's handle, from another
  * process and over HTTP. What differs per kind is data: kinds/<kind>.ts.
  */
+import type { CallWaitKind } from './kinds/records.js';
 
 /** The kinds of wait. An approval waits before its call runs; the others are what a call's tool returned. */
-export type WaitKindName = 'approval' | 'question' | 'event' | 'timer';
+export type WaitKindName = 'approval' | CallWaitKind;
 
 /** A wait as its run tree's inbox lists it (`handle.waits.pending()`, `GET /api/runs/:id`). */
 export interface WaitView {

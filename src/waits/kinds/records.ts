@@ -8,6 +8,8 @@ type Detail = Readonly<Record<string, unknown>>;
 /** The kinds of wait a call's wait_request / wait_resolution entries may have (approvals have entries of their own). */
 export const CALL_WAIT_KINDS = ['question', 'event', 'timer'] as const;
 export type CallWaitKind = (typeof CALL_WAIT_KINDS)[number];
+/** The call waits that report wait_opened / wait_resolved events (a question reports human_request / human_answer). */
+export type SignalledWaitKind = Exclude<CallWaitKind, 'question'>;
 
 /** An issue with a stored request detail, or undefined. */
 export const DETAIL_ISSUE: Readonly<Record<CallWaitKind, (detail: Detail) => string | undefined>> = {

@@ -13,7 +13,8 @@ export interface WaitEventBase {
 /**
  * One kind of wait, as data and pure functions: everything the wait machine, the inbox, the
  * log format and the HTTP routes need to know about it. Adding a kind is a file like this
- * one, its line in kinds/index.ts, and the helper a tool returns (wait-for.ts).
+ * one, its line in kinds/index.ts, its name and stored-shape checks in kinds/records.ts (every
+ * type that lists kinds derives from that list), and the helper a tool returns (wait-for.ts).
  */
 export interface WaitKind {
   readonly name: WaitKindName;
