@@ -140,12 +140,16 @@ describe('approval rules fail closed', () => {
     const ran: string[] = [];
     const t = tool({ name: 't', description: 'd', parameters: z.object({ n: z.string() }), needsApproval: true, execute: ({ n }) => void ran.push(n) });
     const model = new ScriptedModel([batch([['t', { n: 'first' }, 'a'], ['t', { n: 'second' }, 'b']]), text('ok')]);
-    const handle = Runner.stream(new Agent({ name: 'x', model, tools: [t], approvalHandler: () => 'ask' }), 'q', { approvalTimeoutMs: 40 });
-    const reading = collect(handle);
-    await flush();
-    expect(handle.approvals.pending().map((p) => p.callId)).toEqual(['a']);
-    handle.approvals.approve('a');
-    const events = await reading;
+    // 'a' is approved the moment it is asked (no race with its timeout on a loaded machine); 'b'
+    // is asked after 'a' ran (both gated calls wait in request order) and times out on its own.
+    const handle = Runner.stream(new Agent({ name: 'x', model, tools: [t], approvalHandler: () => 'ask' }), 'q', { approvalTimeoutMs: 200 });
+    const pendingWhenAsked: string[][] = [];
+    const events = await collect(handle, (event) => {
+      if (event.type !== 'approval_required') return;
+      pendingWhenAsked.push(handle.approvals.pending().map((p) => p.callId));
+      if (event.call.id === 'a') handle.approvals.approve('a');
+    });
+    expect(pendingWhenAsked).toEqual([['a'], ['b']]);
     expect(ran).toEqual(['first']);
     expect(completed(events).map((e) => `${e.call.id}:${e.output}`)).toEqual(['a:', "b:Tool error: approval denied for tool 't'."]);
   });
