@@ -106,9 +106,9 @@ class PathRun {
     const w = this.world;
     w?.store?.hold();
     const c = prev.context;
-    const open = (key: string, error?: Error): void => {
+    const open = (key: string, error?: Error, value?: unknown): void => {
       need(w!.gates.isWaiting(key), `${e.type}: nothing waits at ${key}`);
-      w!.gates.open(key, error);
+      w!.gates.open(key, error, value);
     };
     switch (e.type) {
       case 'env.launch':
@@ -158,6 +158,11 @@ class PathRun {
       case 'env.guardTrip':
         // A throwing guardrail trips (GuardrailTripped), so the gate's error is the trip.
         open('guard', e.type === 'env.guardTrip' ? new Error('policy says no') : undefined);
+        break;
+      case 'env.stopAfterTurn':
+      case 'env.goOnAfterTurn':
+      case 'env.afterTurnThrows':
+        open(`afterTurn:${c.turn}`, e.type === 'env.afterTurnThrows' ? new Error('hook broke') : undefined, e.type === 'env.stopAfterTurn');
         break;
       case 'env.endDone':
         open(`end:${c.ends + 1}`);

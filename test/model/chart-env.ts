@@ -64,6 +64,10 @@ export const envHandlers = {
   'env.sessionOk': raise('xstate.done.actor.session'),
   'env.sessionFail': raise('xstate.error.actor.session', { error: 'write failed' }),
   'env.cancel': raise('CANCEL'),
+  // The shouldStopAfterTurn hook answers (gate 'afterTurn:<turn>'): stop, go on, or throw.
+  'env.stopAfterTurn': raise('xstate.done.actor.afterTurn', { output: true }),
+  'env.goOnAfterTurn': raise('xstate.done.actor.afterTurn', { output: false }),
+  'env.afterTurnThrows': raise('xstate.error.actor.afterTurn', { error: 'hook broke' }),
   // The run-end checks (gate 'end'): the guarded profile's guardrail trips; the hooked profile's onRunEnd continues once.
   // The input guardrail decides; in turn.ending the run-end check was only waiting for it.
   'env.guardPass': env((_c, e) => [{ type: 'guardrail.passed' }, ...(e.ending ? [{ type: 'xstate.done.actor.runEnd', output: [] }] : [])]),

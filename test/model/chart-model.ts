@@ -33,6 +33,10 @@ export type EnvEvent =
   | { type: 'env.sessionOk' }
   | { type: 'env.sessionFail' }
   | { type: 'env.cancel' }
+  /** The shouldStopAfterTurn hook answers true (soft stop), false, or throws. */
+  | { type: 'env.stopAfterTurn' }
+  | { type: 'env.goOnAfterTurn' }
+  | { type: 'env.afterTurnThrows' }
   | { type: 'env.endDone' }
   /** `ending`: the run-end check was only waiting for the guardrail, so it finishes too. */
   | { type: 'env.guardPass'; ending: boolean }
@@ -121,6 +125,7 @@ export function envEvents(snapshot: ModelSnapshot): EnvEvent[] {
     if (s.state === 'dispatched') out.push({ type: 'env.settle', index });
   });
   if (snapshot.matches({ turn: 'checkpoint' }) || snapshot.matches({ stopping: 'checkpoint' }) || snapshot.matches('suspending')) out.push({ type: 'env.storeOk' }, { type: 'env.storeFail' });
+  if (snapshot.matches({ turn: 'afterTurn' })) out.push({ type: 'env.stopAfterTurn' }, { type: 'env.goOnAfterTurn' }, { type: 'env.afterTurnThrows' });
   if (snapshot.matches('savingSession')) out.push({ type: 'env.sessionOk' }, { type: 'env.sessionFail' });
   const guarded = (PROFILES[c.profile!] as { inputGuarded?: boolean }).inputGuarded === true;
   if (snapshot.matches('ending') && !(guarded && c.guardPending)) out.push({ type: 'env.endDone' });

@@ -63,8 +63,9 @@ export function predict(events: readonly EnvEvent[]): ChartPath {
 }
 
 // Completion: let everything succeed (tool bodies return in request order, approvals are
-// given, writes land), the model answers with text; cancel only if nothing else is possible.
-const PREFERENCE: ReadonlyArray<EnvEvent['type']> = ['env.settle', 'env.approve', 'env.storeOk', 'env.loadOk', 'env.sessionOk', 'env.reply', 'env.modelFail', 'env.cancel'];
+// given, writes land, a shouldStopAfterTurn hook lets the run go on), the model answers with
+// text; cancel only if nothing else is possible.
+const PREFERENCE: ReadonlyArray<EnvEvent['type']> = ['env.settle', 'env.approve', 'env.storeOk', 'env.loadOk', 'env.sessionOk', 'env.goOnAfterTurn', 'env.reply', 'env.modelFail', 'env.cancel'];
 
 function complete(from: ModelSnapshot): EnvEvent[] {
   const out: EnvEvent[] = [];

@@ -52,6 +52,8 @@ export interface ModelContext {
   followUps: string[];
   /** afterModelResponse stopped the run at this reply. */
   stopped: boolean;
+  /** shouldStopAfterTurn's answer about this turn (undefined: not asked). */
+  softStop: boolean | undefined;
   /** The outputType repair turn was used. */
   repairUsed: boolean;
   /** How often the run-end checks ran. */
@@ -98,6 +100,7 @@ export const initialContext = (): ModelContext => ({
   steer: [],
   followUps: [],
   stopped: false,
+  softStop: undefined,
   repairUsed: false,
   ends: 0,
   guardPending: false,
@@ -133,9 +136,9 @@ const current = (c: ModelContext): Slot => c.slots[c.cursor]!;
 /** Capacity rule: another call may start while fewer than maxConcurrentToolCalls run. */
 const capacity = (c: ModelContext): boolean => profile(c).maxConcurrentToolCalls === undefined || c.slots.filter((s) => s.state === 'dispatched').length < profile(c).maxConcurrentToolCalls!;
 /** Terminate rule with the queues: the reply ends the run only when no message waits for the model. */
-const endsRun = (c: ModelContext, waiting: number): boolean => c.reply !== undefined && waiting === 0 && (c.stopped || c.slots.every((s) => s.terminate));
+const endsRun = (c: ModelContext, waiting: number): boolean => c.reply !== undefined && waiting === 0 && (c.stopped || c.softStop === true || c.slots.every((s) => s.terminate));
 const finishes = (c: ModelContext): boolean => endsRun(c, c.inbox + c.steer.length + c.followUps.length);
-/** The final output: a stopped reply's text, a text reply's, or the terminating results. */
+/** The final output: a stopped reply's text, a text reply's, or the results of a terminating (or soft-stopped) batch. */
 const outputOf = (c: ModelContext): string =>
   c.replayCompleted ? STORED_OUTPUT : c.stopped || c.slots.length === 0 ? (REPLY_CONTENT[c.reply as ReplyKind] ?? REPLY_TEXT) : c.slots.map((s) => `result:${s.id}`).join('\n');
 /** The typed profile's rule: only the json reply is valid. */
@@ -267,12 +270,13 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
     return !results.some((r) => r.cancel) && context.slots.every((s, i) => s.state !== 'dispatched' || results.some((r) => r.index === i));
   },
   stopRequested: ({ context }) => context.stop !== undefined,
-  // No profile has shouldStopAfterTurn hooks (test/runs/stop-after-turn.test.ts covers the soft stop).
-  stopAfterTurnUnasked: () => false,
+  // Soft stop: the main agent's hook is asked once per turn whose reply had calls (a reply afterModelResponse stopped has no results to judge).
+  stopAfterTurnUnasked: ({ context }) =>
+    profile(context).stopAfterTurn === true && context.agent === 'main' && context.softStop === undefined && !context.stopped && context.reply !== undefined && context.slots.length > 0,
   spendOverBudget: ({ context }) => tokensOver(context) || callsOver(context),
   turnUnsaved: ({ context }) => profile(context).checkpoint === true && !context.turnSaved,
   durable: ({ context }) => profile(context).checkpoint === true,
-  // Terminate rule: no calls, or every result of the batch terminates; a waiting message gives another turn.
+  // Terminate rule: no calls, a soft stop, or every result of the batch terminates; a waiting message gives another turn.
   runFinished: ({ context }) => finishes(context),
   replyRetried: ({ context, event }) => profile(context).hooks === true && (event.output as { reply: ReplyKind }).reply === 'retryMe',
   // afterModelResponse stops at the reply 'stop-me' (the hooked profile).
@@ -306,7 +310,7 @@ const effects: Record<string, Effect> = {
     // Follow-ups are due only when the turn before would have ended the run without them.
     const followUpsDue = c.followUps.length > 0 && endsRun(c, c.inbox + c.steer.length);
     const injected = c.inbox + c.steer.length + (followUpsDue ? c.followUps.length : 0);
-    Object.assign(c, { turn: c.turn + 1, slots: [], cursor: 0, reply: undefined, claimedHandoff: false, inbox: 0, steer: [], followUps: followUpsDue ? [] : c.followUps, stopped: false, turnSaved: false });
+    Object.assign(c, { turn: c.turn + 1, slots: [], cursor: 0, reply: undefined, claimedHandoff: false, inbox: 0, steer: [], followUps: followUpsDue ? [] : c.followUps, stopped: false, softStop: undefined, turnSaved: false });
     c.log.push('turn_started', ...Array.from({ length: injected }, () => 'user_message_injected'));
     if (c.turn === 1 && !c.resumed && profile(c).inputGuarded) c.guardPending = true;
   },
@@ -336,7 +340,7 @@ const effects: Record<string, Effect> = {
   failWithOutputError: (c) => void (c.failure ??= 'OutputValidationError'),
   queueEndMessages: (c, e) => void (c.inbox += (e.output as string[]).length),
   failWithEndError: (c) => void (c.failure ??= 'GuardrailTripped'),
-  recordStopAfterTurn: () => undefined,
+  recordStopAfterTurn: (c, e) => void (c.softStop = e.output === true),
   failWithAfterTurnError: (c) => void (c.failure ??= 'HookError'),
   recordReply: (c, e) => {
     const reply = (e.output as { reply: ReplyKind }).reply;

@@ -124,6 +124,11 @@ export interface Profile {
   readonly suspendOnWait?: boolean;
   /** The caller calls `handle.suspend()` right after the launch: the run parks at its next wait. */
   readonly suspendEarly?: boolean;
+  /**
+   * The main agent has a shouldStopAfterTurn hook; each ask waits at gate `afterTurn:<turn>`
+   * until a step answers it: true (soft stop), false (go on) or a throw (HookError).
+   */
+  readonly stopAfterTurn?: boolean;
   /** Not offered to the traversal: only a named test launches it (see run-chart.model.test.ts). */
   readonly explicit?: boolean;
 }
@@ -161,6 +166,8 @@ export const PROFILES = {
   inputGuarded: { inputGuarded: true, replies: { 1: ['single', 'text'], 2: ['text'] } },
   // Parks at the approval wait once nothing else runs (the overlap's waiter and ok calls finish first).
   parked: { checkpoint: true, suspendOnWait: true, replies: { 1: ['gated', 'overlap'] } },
+  // Soft stop: asked after turn 1's calls (not after a text turn); terminatePost's mailbox message outlives a soft stop.
+  softStop: { stopAfterTurn: true, replies: { 1: ['single', 'terminatePost'], 2: ['text'] } },
   // handle.suspend() before the first step: the same parking, asked for by the caller.
   suspendedByCaller: { checkpoint: true, suspendEarly: true, replies: { 1: ['gated'] } },
 } as const satisfies Record<string, Profile>;

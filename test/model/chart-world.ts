@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Agent } from '../../src/agent.js';
 import { BudgetExceeded, RunCancelled } from '../../src/errors.js';
 import { handoff } from '../../src/handoff/handoff.js';
+import type { AgentHooks } from '../../src/hooks.js';
 import type { Model, ModelRequest, ModelStreamPart } from '../../src/models/model.js';
 import { ScriptedModel, batch, call, text } from '../../src/models/scripted.js';
 import type { RunOptions } from '../../src/runtime/run-options.js';
@@ -55,10 +56,11 @@ export class Gates {
     return this.waiting.has(key);
   }
 
-  open(key: string, error?: Error): void {
+  /** Opens gate `key`: its waiters get `value`, or are rejected with `error`. */
+  open(key: string, error?: Error, value?: unknown): void {
     this.waiting.delete(key);
     if (error) this.gate(key).reject(error);
-    else this.gate(key).resolve();
+    else this.gate(key).resolve(value);
   }
 }
 
@@ -242,20 +244,23 @@ export function buildWorld(profile: ProfileName): World {
     gatedTool(handoff(other, { name: 'bad_transfer', inputFilter: () => { throw new Error('filter broke'); } })),
   ];
   let ends = 0;
-  const agent = new Agent({
-    name: 'main', model, tools, handoffs, approvalHandler: ask,
+  const hooks: AgentHooks = {
     ...(p.hooks
       ? {
-          hooks: {
-            afterModelResponse: (reply) => (reply.content === 'retry-me' ? { retry: true } : reply.content === 'stop-me' ? { stop: true } : undefined),
-            // Each run end waits at its own gate (end:1, end:2, …): a resolved gate stays open.
-            onRunEnd: async () => {
-              await gates.wait(`end:${++ends}`);
-              return ends === 1 ? ['more'] : undefined;
-            },
+          afterModelResponse: (reply) => (reply.content === 'retry-me' ? { retry: true } : reply.content === 'stop-me' ? { stop: true } : undefined),
+          // Each run end waits at its own gate (end:1, end:2, …): a resolved gate stays open.
+          onRunEnd: async () => {
+            await gates.wait(`end:${++ends}`);
+            return ends === 1 ? ['more'] : undefined;
           },
         }
       : {}),
+    // Each turn's ask waits at its own gate; the step answers true, false, or rejects it (the hook throws).
+    ...(p.stopAfterTurn ? { shouldStopAfterTurn: async ({ ctx }) => (await gates.wait(`afterTurn:${ctx.turn}`)) === true } : {}),
+  };
+  const agent = new Agent({
+    name: 'main', model, tools, handoffs, approvalHandler: ask,
+    ...(Object.keys(hooks).length > 0 ? { hooks } : {}),
     ...(p.typed ? { outputType: z.object({ ok: z.literal(true) }) } : {}),
     ...(p.inputGuarded ? { inputGuardrails: [async function policy() { await gates.wait('guard'); return { tripwire: false }; }] } : {}),
     ...(p.guarded ? { outputGuardrails: [async () => (await gates.wait('end:1'), { tripwire: true, info: 'no' })] } : {}),

@@ -47,6 +47,9 @@ const MUTANTS: ReadonlyArray<readonly [string, Provided, Record<string, string>]
   ['resumeInTurn always false (a stored open turn is asked again)', { guards: { resumeInTurn: () => false } }, {
     'launch(resumeOpenTurn) → loadOk': 'ModelMismatch: step 2 (loadOk): root chart transitions',
   }],
+  ['stopAfterTurnUnasked always false (the shouldStopAfterTurn hook is never asked)', { guards: { stopAfterTurnUnasked: () => false } }, {
+    'launch(softStop) → reply(single) → settle(0)': 'ModelMismatch: step 3 (settle(0)): root chart transitions',
+  }],
   ['closeForStop does nothing (calls that never ran get no result)', { actions: { closeForStop: () => undefined } }, {
     'launch(durable) → loadOk → reply(triple)': 'ModelMismatch: step 3 (reply(triple)): root events',
   }],

@@ -105,6 +105,13 @@ const MUTANTS: Record<string, Mutant> = {
     mutate: (o: typeof BatchRules) => ({ runFinishes: (reply: Parameters<typeof o.runFinishes>[0], calls: Parameters<typeof o.runFinishes>[1]) => o.runFinishes(reply, calls, 0) }),
     killedBy: { 'launch(basic) → reply(terminatePost) → settle(0) → settle(1)': 'ModelMismatch: step 4 (settle(1)): root chart transitions' },
   },
+  'runFinishes: ignores the soft stop (shouldStopAfterTurn)': {
+    rule: 'batch',
+    mutate: (o: typeof BatchRules) => ({
+      runFinishes: (reply: Parameters<typeof o.runFinishes>[0], calls: Parameters<typeof o.runFinishes>[1], waiting: number, stopped?: boolean) => o.runFinishes(reply, calls, waiting, stopped, false),
+    }),
+    killedBy: { 'launch(softStop) → reply(single) → settle(0) → stopAfterTurn': 'ModelMismatch: step 4 (stopAfterTurn): root chart transitions' },
+  },
   "approvalNeeded: only `true` needs approval (a predicate's 'yes' runs unasked)": {
     rule: 'approval',
     mutate: () => ({ approvalNeeded: (answer: unknown) => answer === true }),
