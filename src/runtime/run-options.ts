@@ -261,8 +261,10 @@ export interface CheckpointOptions {
   readonly claimWaitMs?: number;
   /**
    * Park the run (`run_suspended`, stored status "suspended", lease released) as soon as it
-   * only waits (for an approval): nothing is left running in the process. Decide with
-   * `Runner.decide` from any process, then continue with `Runner.resume`.
+   * only waits (approvals, questions, external events, times): nothing is left running in the
+   * process. Resolve the waits from any process (`Runner.decide`, `Runner.answer`,
+   * `Runner.signal`; a timer needs nothing), then continue with `Runner.resume` (or let
+   * `troupe worker` pick the run up).
    */
   readonly suspendOnWait?: boolean;
 }

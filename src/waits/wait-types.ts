@@ -13,7 +13,7 @@ export type WaitKindName = 'approval' | CallWaitKind;
 
 /** A wait as its run tree's inbox lists it (`handle.waits.pending()`, `GET /api/runs/:id`). */
 export interface WaitView {
-  /** Unique in the run tree: `<runId>:<turn>.<index>` for an approval, `<runId>:<turn>.<index>:<kind>` for a call's wait. */
+  /** Unique in the run tree: `<runId>:<turn>.<index>` for an approval and for a call's wait (the call's position in its turn); `<runId>:<turn>.<index>:ask.<n>` for the n-th ask of a tool's body. */
   readonly waitId: string;
   readonly kind: WaitKindName;
   /** The run that waits (the root or a sub-run). */
