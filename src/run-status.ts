@@ -34,7 +34,7 @@ export const LEGACY_CANCELLED_STATUS = 'interrupted';
 
 /** Whether `status` (any string, or nothing) is one of a run that is over. */
 export function isFinished(status: string | undefined): boolean {
-  return status === 'completed' || status === 'failed' || status === 'cancelled';
+  return (FINISHED_RUN_STATUSES as readonly (string | undefined)[]).includes(status);
 }
 
 /**

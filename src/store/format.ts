@@ -5,7 +5,7 @@
  */
 import { UserError } from '../errors.js';
 import type { Message } from '../types.js';
-import { FINISHED_RUN_STATUSES, LEGACY_CANCELLED_STATUS } from '../run-status.js';
+import { FINISHED_RUN_STATUSES, LEGACY_CANCELLED_STATUS, fromStoredStatus } from '../run-status.js';
 import type { CheckpointEntry, CheckpointHead, StoredRun } from './records.js';
 import { Issue, checkEntry, checkHeadValue, checkMessage, describe, isObj } from './record-checks.js';
 
@@ -35,8 +35,9 @@ export const FINISHED_STORED_STATUSES: readonly string[] = [...FINISHED_RUN_STAT
  * a cancelled run (head and `subrun_end`) from `interrupted` to `cancelled`.
  */
 function upgrade(value: unknown, version: number): unknown {
-  if (version >= 5 || !isObj(value) || value['status'] !== LEGACY_CANCELLED_STATUS) return value;
-  return { ...value, status: 'cancelled' };
+  if (!isObj(value)) return value;
+  const status = fromStoredStatus(value['status'], version);
+  return status === value['status'] ? value : { ...value, status };
 }
 
 /** Runs a check of a stored record; a format issue becomes a "corrupt" UserError naming the record. */
