@@ -24,10 +24,11 @@ export class DirectModelRequest implements ModelRequest {
   readonly tools: readonly ToolSchema[];
   readonly settings: ModelSettings;
   readonly responseFormat: ModelRequest['responseFormat'];
+  readonly historyLength: number;
   declare readonly signal: AbortSignal;
   readonly #abort: RunSignal;
 
-  constructor(runId: string, agent: string, system: string, messages: readonly Message[], tools: readonly ToolSchema[], settings: ModelSettings, responseFormat: ModelRequest['responseFormat'], abort: RunSignal) {
+  constructor(runId: string, agent: string, system: string, messages: readonly Message[], tools: readonly ToolSchema[], settings: ModelSettings, responseFormat: ModelRequest['responseFormat'], historyLength: number, abort: RunSignal) {
     this.runId = runId;
     this.agent = agent;
     this.system = system;
@@ -35,6 +36,7 @@ export class DirectModelRequest implements ModelRequest {
     this.tools = tools;
     this.settings = settings;
     this.responseFormat = responseFormat;
+    this.historyLength = historyLength;
     this.#abort = abort;
     Object.defineProperty(this, 'signal', signalProperty);
   }

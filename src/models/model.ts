@@ -28,6 +28,13 @@ export interface ModelRequest {
    * states it in the system prompt.
    */
   readonly responseFormat?: { readonly type: 'json'; readonly schema: Record<string, unknown>; readonly name?: string };
+  /**
+   * How many leading `messages` are the session's history (earlier runs); this run's own
+   * messages, its input first, follow them. Set only when `messages` is the run's whole
+   * transcript, not a compacted or hook-shaped view. A model that keeps per-run state in
+   * memory (ScriptedModel) reads it to pick up a run resumed in a new process.
+   */
+  readonly historyLength?: number;
 }
 
 export type ModelStreamPart =

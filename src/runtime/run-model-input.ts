@@ -41,7 +41,7 @@ export class RunModelInput implements ModelTurnInput {
   directRequest(abort: RunSignal): ModelRequest {
     const state = this.#state;
     const agent = this.#agent;
-    return new DirectModelRequest(state.runId, agent.name, this.#system, state.transcript, state.toolSchemas, agent.settings, this.#format, abort);
+    return new DirectModelRequest(state.runId, agent.name, this.#system, state.transcript, state.toolSchemas, agent.settings, this.#format, state.historyLength, abort);
   }
 
   onTextDelta(delta: string): void {
