@@ -1,11 +1,13 @@
 import { UserError } from '../errors.js';
 import { editsIntact } from './args-hash.js';
 import type { AbortEntry, ApprovalDecisionEntry, ApprovalRequestEntry, CheckpointEntry, CheckpointHead, WaitRequestEntry, WaitResolutionEntry } from '../store/checkpoint-store.js';
-import type { AssistantMessage, Message, ToolResultMessage } from '../types.js';
+import type { AssistantMessage, Message, RunInputValue, ToolResultMessage } from '../types.js';
 
 /** A run rebuilt from its stored log. */
 export interface RestoredRun {
   readonly transcript: Message[];
+  /** The run's own input as it was given (its first `input` entries): one text, or the messages. */
+  readonly input: RunInputValue;
   /** The last turn that started (its reply was stored). */
   readonly turn: number;
   readonly head: CheckpointHead;
@@ -53,10 +55,13 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
   const waits = new Map<string, { request: WaitRequestEntry; resolution: WaitResolutionEntry | undefined }>();
   let aborted: AbortEntry | undefined;
   let extra: Readonly<Record<string, unknown>> | undefined;
+  const input: Message[] = [];
   entries.forEach((entry, index) => {
     switch (entry.kind) {
       case 'input':
         transcript.push(entry.message);
+        // Injected messages (steer, mailbox, hook…) carry a source; the run's own input does not and comes first.
+        if (entry.source === undefined && turn === 0) input.push(entry.message);
         break;
       case 'reply': {
         const reply = entry.message as AssistantMessage;
@@ -121,5 +126,6 @@ export function restoreRun(entries: readonly CheckpointEntry[], head: Checkpoint
         throw new UserError(`Checkpoint entry ${index + 1} has an unknown kind '${(entry as { kind: unknown }).kind}'.`);
     }
   });
-  return { transcript, turn, head, toolCalls, openTurn: open, approvals, waits, ...(aborted ? { aborted } : {}), ...(extra ? { extra } : {}) };
+  const only = input.length === 1 ? input[0]! : undefined;
+  return { transcript, input: only?.role === 'user' && typeof only.content === 'string' && !only.parts ? only.content : input, turn, head, toolCalls, openTurn: open, approvals, waits, ...(aborted ? { aborted } : {}), ...(extra ? { extra } : {}) };
 }

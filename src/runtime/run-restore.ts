@@ -83,6 +83,7 @@ export function applyRestore(state: RunState, loaded: RestoredState): void {
   const { head } = restored;
   applyAgentSetup(state, restored.setup);
   state.resumed = true;
+  state.input = restored.input;
   for (const message of restored.transcript) state.transcript.push(message);
   Object.assign(state.usage, head.usage);
   state.turn = restored.turn;

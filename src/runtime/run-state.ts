@@ -138,7 +138,9 @@ export interface QueuedMessage {
   readonly text: string;
 }
 
-export interface RunState extends Pick<RunInput, 'runId' | 'input' | 'options' | 'parentPath' | 'sink' | 'waits'> {
+export interface RunState extends Pick<RunInput, 'runId' | 'options' | 'parentPath' | 'sink' | 'waits'> {
+  /** The run's input; a resumed run's is its stored one (applyRestore), as `run_started` tells. */
+  input: RunInputValue;
   /** The tree's audience: progress events are built only while it is not quiet. */
   readonly audience: Audience;
   /** The run actor itself: tools reach their run only by sending it messages. */

@@ -15,8 +15,11 @@ export interface RecoveryHost {
   readonly store: CheckpointStore;
   /** Registered agents by name (a factory is called once per use). */
   readonly agents: ReadonlyMap<string, Agent | (() => Agent)>;
-  /** Starts a ServerRun that continues the stored run `runId` on `agent` (registered as `agentName`). */
-  resume(runId: string, agentName: string, agent: Agent): ServerRun;
+  /**
+   * Starts a ServerRun that continues the stored run `saved` (id `runId`) on `agent`
+   * (registered as `agentName`); it shows the stored input, usage and, when known, first start.
+   */
+  resume(runId: string, agentName: string, agent: Agent, saved: StoredRun, startedAt?: number): ServerRun;
   /** Whether this server runs it right now. */
   isLive(runId: string): boolean;
 }
@@ -67,7 +70,7 @@ export async function recoverStoredRuns(host: RecoveryHost): Promise<string[]> {
     const target = agentFor(host.agents, saved);
     if (!target) continue;
     const pending = (await pendingStoredApprovals(store, summary.runId).catch(() => [])).map((request) => request.approvalId);
-    const run = host.resume(summary.runId, target.name, target.agent);
+    const run = host.resume(summary.runId, target.name, target.agent, saved, summary.createdAt);
     // Remembered as they open: one an approval handler decides at once is never seen waiting.
     const opened = new Set<string>();
     const stop = run.handle.approvals.onOpened((approval) => opened.add(approval.approvalId));
@@ -99,7 +102,7 @@ export async function resumeRoute(host: RecoveryHost | undefined, runId: string)
   if (saved.lease && saved.lease.expiresAt > Date.now() && !ownerProcessGone(saved.lease.owner)) throw runLockedError(runId, saved.lease);
   const target = agentFor(host.agents, saved);
   if (!target) throw new HttpError(409, 'agent_not_found', `No registered agent can continue run '${runId}' (its agent is '${saved.head.agent}').`);
-  host.resume(runId, target.name, target.agent);
+  host.resume(runId, target.name, target.agent, saved);
   return { status: 202, body: { runId, agent: target.name, status: 'running' } };
 }
 
@@ -135,7 +138,7 @@ export async function decideStoredApproval(host: RecoveryHost | undefined, body:
     throw error;
   }
   // Not live here (checked above): continue it now.
-  if (target) host.resume(root, target.name, target.agent);
+  if (target && rootSaved) host.resume(root, target.name, target.agent, rootSaved);
   return { runId, approvalId: request.approvalId, callId: request.callId, decision: body.approve ? 'approve' : 'deny', resumed: target !== undefined };
 }
 

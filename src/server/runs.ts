@@ -84,6 +84,8 @@ export interface RunStartParams {
   readonly checkpointStore?: CheckpointStore;
   /** Continue this stored run (by id) instead of starting a new one; needs `checkpointStore`. */
   readonly resumeId?: string;
+  /** A resumed run's first start (its log's first append) and its stored usage, shown until the run reports its own. */
+  readonly stored?: { readonly startedAt?: number; readonly usage: Usage };
   /** The id of a new run (default `run_<random>`), e.g. the id a job was enqueued under. */
   readonly runId?: string;
   /** With `checkpointStore`: park the run when it waits only on approvals (`checkpoint.suspendOnWait`). */
@@ -112,7 +114,7 @@ export class ServerRun {
   /** The run's first agent (edited approval args are validated against its graph's tools). */
   readonly agent: Agent;
   readonly input: string;
-  readonly startedAt = Date.now();
+  readonly startedAt: number;
   status: RunStatus = 'running';
   endedAt: number | undefined;
   output: string | undefined;
@@ -137,6 +139,8 @@ export class ServerRun {
     this.agentName = params.agentName;
     this.agent = params.agent;
     this.input = params.input;
+    this.startedAt = params.stored?.startedAt ?? Date.now();
+    if (params.stored) Object.assign(this.liveUsage, params.stored.usage);
     this.feed = params.feed;
     this.approvalTimeoutMs = params.approvalTimeoutMs;
     this.log = new EventLog(params.maxEvents, params.maxEventBytes);

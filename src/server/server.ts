@@ -15,7 +15,7 @@ import { findApproval } from './find-approval.js';
 import { checkEditedArgs, parseApproveBody } from './approve-body.js';
 import { agentGraph } from '../inspect/topology.js';
 import { getRunMachine } from '../runtime/run-machine.js';
-import { leaseWaitFields, listRuns, liveCallWaits, parseRunQuery, storedRunDetail, storedRunView } from './run-index.js';
+import { leaseWaitFields, listRuns, liveCallWaits, parseRunQuery, storedInput, storedRunDetail, storedRunView } from './run-index.js';
 import { RunRegistry } from './run-registry.js';
 import { ServerRun } from './runs.js';
 import { findInspectorDir, serveStatic } from './static.js';
@@ -100,8 +100,9 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         store: options.checkpointStore,
         agents,
         isLive: (runId) => registry.get(runId)?.finished === false,
-        resume: (runId, agentName, agent) => {
-          const run = new ServerRun({ agentName, agent, input: '', resumeId: runId, runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, maxEventBytes, checkpointStore: options.checkpointStore!, ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) });
+        resume: (runId, agentName, agent, saved, startedAt) => {
+          const stored = { usage: saved.head.usage, ...(startedAt !== undefined ? { startedAt } : {}) };
+          const run = new ServerRun({ agentName, agent, input: storedInput(saved) ?? '', stored, resumeId: runId, runOptions: options.runOptions ?? {}, approvalTimeoutMs, feed, maxEvents, maxEventBytes, checkpointStore: options.checkpointStore!, ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}) });
           registry.add(run);
           return run;
         },

@@ -53,6 +53,8 @@ describe('ScriptedModel on a resumed run', () => {
     ]);
     expect(ran).toEqual(['A123']);
     expect(resumed.at(-1)).toMatchObject({ type: 'run_completed', output: 'Refunded $60 on order A123.' });
+    // The resumed run announces the input it was started with (from the log), not an empty one.
+    expect(resumed[0]).toMatchObject({ type: 'run_started', input: 'Refund order A123' });
   });
 
   it('a script holding only the rest of the run starts at its first step', async () => {

@@ -61,6 +61,7 @@ describe('a server killed while a run waits for approval', () => {
     const stored = new SqliteCheckpointStore(db);
     expect(stored.load(runId)!.entries.map((e) => e.kind)).toEqual(['input', 'reply', 'approval_request']);
     expect(stored.load(runId)!.head.status).toBe('running');
+    const firstAppend = stored.list().find((r) => r.runId === runId)!.createdAt;
     stored.close();
 
     const second = await startServer('second', db, marks);
@@ -71,12 +72,18 @@ describe('a server killed while a run waits for approval', () => {
       (r) => r.json?.pendingApprovals?.length === 1,
     );
     expect(again.json.pendingApprovals[0]).toMatchObject({ approvalId, callId: 'r1', tool: 'refund' });
+    // The resumed run shows what it was started with, when, and what it spent (from the log), not a blank new run.
+    const listed = await call(second.server, 'GET', '/api/runs');
+    const row = (listed.json.runs as Array<Record<string, unknown>>).find((r) => r['runId'] === runId)!;
+    expect(row).toMatchObject({ source: 'live', status: 'running', input: 'refund me', startedAt: firstAppend });
+    expect(again.json.usage).toEqual(waiting.json.usage);
     const stream = await openSse(second.server, 'GET', `/api/runs/${encodeURIComponent(runId)}/stream`);
     const approved = await call(second.server, 'POST', '/api/chat/approve', { body: { approvalId, decision: 'approve' } });
     expect(approved.status).toBe(200);
     expect(approved.json).toEqual({ runId, approvalId, callId: 'r1', decision: 'approve' });
     await stream.all();
     const events = stream.events();
+    expect(events[0]).toMatchObject({ type: 'run_started', input: 'refund me' });
     expect(trace(events).filter((t) => t !== 'checkpoint_saved')).toEqual([
       'run_started',
       'turn_started',
