@@ -20,7 +20,7 @@ options:
   --allowed-host <name>    also accept this Host header (repeatable; localhost, 127.0.0.1, [::1] and
                            the bound address always are; others get 403 host_not_allowed)
   --request-timeout <ms>   the whole request must arrive within this, else 408 (default 30000; 0 = none)
-  --token <token>          bearer token (default: $TROUPE_TOKEN, else a random one, printed)
+  --token <token>          bearer token, 8+ characters, no whitespace (default: $TROUPE_TOKEN, else a random one, printed)
   --approval-timeout <ms>  auto-deny undecided approvals after this long (default 300000)
   --inspect <mode>         on-demand | always | off (default: always for the demo, on-demand otherwise)
   --db <file|url>          where runs are checkpointed: a SQLite file (default .troupe/troupe.sqlite), a
@@ -66,6 +66,10 @@ export async function serve(argv: readonly string[], out: (line: string) => void
   const inspect = values.inspect as InspectMode | undefined;
   if (inspect !== undefined && !['on-demand', 'always', 'off'].includes(inspect)) throw new Error(`--inspect must be on-demand, always or off.\n\n${SERVE_USAGE}`);
   const token = values.token ?? process.env.TROUPE_TOKEN ?? undefined;
+  // Checked before anything is opened or printed: a refused start leaves no store behind and says nothing else.
+  if (token !== undefined && (token.length < 8 || /\s/.test(token))) {
+    throw new Error(`${values.token !== undefined ? '--token' : '$TROUPE_TOKEN'} must be at least 8 characters without whitespace (leave it out for a random one).\n\n${SERVE_USAGE}`);
+  }
   const workers = values.workers ?? 'in-process';
   if (workers !== 'in-process' && workers !== 'external') throw new Error(`--workers must be in-process or external, got '${workers}'.\n\n${SERVE_USAGE}`);
   const db = values.db ?? '.troupe/troupe.sqlite';

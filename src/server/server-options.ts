@@ -98,7 +98,12 @@ export interface TroupeServer {
   run(id: string): ServerRun | undefined;
   /** Stored runs this server resumed when it started (they were running when a process died, or suspended). */
   readonly recovered: readonly string[];
-  /** Stops listening, ends streams, cancels live runs and waits for them (bounded). */
+  /**
+   * Stops listening, ends streams and ends the live runs, waiting for them (bounded, about
+   * 2 s). With a checkpoint store, a run waiting for an approval parks (stored as
+   * `suspended`, lease released; the next server on the store resumes it at the same
+   * approval); every other live run is cancelled (stored as `cancelled`).
+   */
   close(): Promise<void>;
 }
 

@@ -313,8 +313,16 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
       for (const stream of [...streams]) stream.end();
       http.closeIdleConnections();
       const live = registry.active();
-      for (const run of live) run.cancel('server closing');
-      await Promise.race([Promise.all(live.map((run) => run.done)), new Promise((r) => setTimeout(r, 2_000).unref())]);
+      // With a store, a run that waits for a person parks (stored as suspended, its lease
+      // released) so the next start resumes it at the same wait; the others are cancelled.
+      const waiting = options.checkpointStore ? live.filter((run) => run.pendingApprovals().length > 0) : [];
+      for (const run of waiting) run.handle.suspend();
+      for (const run of live) if (!waiting.includes(run)) run.cancel('server closing');
+      const bound = new Promise((r) => setTimeout(r, 2_000).unref());
+      await Promise.race([Promise.all(live.map((run) => run.done)), bound]);
+      // A waiting run that could not park in time (a call of its batch still ran) is cancelled after all.
+      for (const run of waiting) if (!run.finished) run.cancel('server closing');
+      await Promise.race([Promise.all(waiting.map((run) => run.done)), new Promise((r) => setTimeout(r, 2_000).unref())]);
       http.closeAllConnections();
       await closed;
       await remote?.close();

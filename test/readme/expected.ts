@@ -34,7 +34,7 @@ export const EXPECTED_STDOUT: Record<string, string | RegExp> = {
     '',
   ].join('\n'),
   'docs/models.md › Writing your own model: the `Model` interface and `ScriptedModel`': '',
-  'docs/server.md › Starting a server': /^http:\/\/127\.0\.0\.1:\d+\/#token=([\w-]+) \1\n$/,
+  'docs/server.md › Starting a server': /^(http:\/\/127\.0\.0\.1:\d+) \1\/#token=([\w-]+) \2\n$/,
   'docs/tracing.md › Tracing (OpenTelemetry)': "[\n  'chat scripted',\n  'execute_tool weather',\n  'chat scripted',\n  'invoke_agent Guide'\n]\n",
   'docs/durable-runs.md › A durable run and a session': 'Refunded A123. completed\n',
   'docs/approvals-and-waits.md › Suspend, decide, resume': "[ 'refund-A1:1.0' ] suspended\nA1 is refunded.\n",

@@ -48,7 +48,7 @@ beforeAll(async () => {
     for (let block = queue.shift(); block; block = queue.shift()) outcomes.set(block.key, await runBlock(block));
   };
   await Promise.all([worker(), worker(), worker(), worker()]);
-}, 60_000);
+}, 180_000); // a bound for a loaded machine: it compiles and runs every block of README and docs
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,5 +66,17 @@ describe('troupe serve', () => {
     await expect(serve(['--port', 'abc'])).rejects.toThrow(/--port must be an integer[\s\S]*usage: troupe serve/);
     await expect(serve(['--inspect', 'sometimes'])).rejects.toThrow(/--inspect must be on-demand, always or off/);
     await expect(serve(['--bogus'])).rejects.toThrow(/Unknown option '--bogus'/);
+  });
+
+  it('refuses a short token before it opens the store or prints anything', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-serve-token-'));
+    const lines: string[] = [];
+    const db = join(dir, 'runs.sqlite');
+    await expect(serve(['--token', 'secret', '--db', db], (line) => lines.push(line))).rejects.toThrow(
+      /^--token must be at least 8 characters without whitespace \(leave it out for a random one\)\.\n\nusage: troupe serve/,
+    );
+    expect(lines).toEqual([]);
+    expect(existsSync(db)).toBe(false);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
