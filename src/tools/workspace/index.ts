@@ -25,7 +25,7 @@ export interface WorkspaceOptions {
     /** Default '/bin/sh'. */
     shell?: string;
     /** The command's environment. Default: this process's environment. */
-    env?: NodeJS.ProcessEnv;
+    env?: Readonly<Record<string, string | undefined>>;
     /** Per command; the process group is killed when it passes. Default 120,000. */
     timeoutMs?: number;
     /** stdout and stderr are each cut at this size. Default 1 MB. */

@@ -1,8 +1,14 @@
 import { spawn } from 'node:child_process';
 
+/**
+ * Public types avoid Node's global `NodeJS` namespace: TypeScript 6+ no longer loads
+ * @types/node unless a project lists it in `types`, and a declaration file that names
+ * `NodeJS.*` then fails to compile in the user's project.
+ */
 export interface ShellOutcome {
   readonly exitCode: number | null;
-  readonly signal: NodeJS.Signals | null;
+  /** The signal that ended the command (e.g. 'SIGKILL'), if one did. */
+  readonly signal: string | null;
   readonly stdout: string;
   readonly stderr: string;
   /** True when an output stream passed maxOutputBytes and the rest was dropped. */
@@ -12,7 +18,7 @@ export interface ShellOutcome {
 export interface ShellRunOptions {
   readonly cwd: string;
   readonly shell: string;
-  readonly env: NodeJS.ProcessEnv;
+  readonly env: Readonly<Record<string, string | undefined>>;
   readonly maxOutputBytes: number;
   readonly signal: AbortSignal;
 }
