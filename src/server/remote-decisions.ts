@@ -64,7 +64,7 @@ export async function approveRemote(text: string, req: IncomingMessage, url: URL
 
 /**
  * `POST /api/chat/answer`, checked against the stored question and sent to the run's owner.
- * @throws HttpError as `answerRemote`, and 409 `already_resolved` / `timed_out` / `wait_closed` for a question no longer open.
+ * @throws HttpError as `answerRemote`, and 409 `already_resolved` / `timed_out` / `wait_closed` for a question no longer open (also in a finished run).
  */
 export async function answerRemoteAwaited(text: string, req: IncomingMessage, url: URL, ctx: DecisionContext): Promise<RouteAnswer> {
   const waitMs = requestedWaitMs(req, url);
@@ -73,7 +73,8 @@ export async function answerRemoteAwaited(text: string, req: IncomingMessage, ur
   try {
     sentBody = await answerRemote(ctx.cluster, parsed);
   } catch (error) {
-    if (error instanceof HttpError && error.code === 'question_not_found') throw await closedWaitError(ctx.cluster.store, parsed.runId, parsed.requestId, error);
+    // A question answered before (the run may have finished since) is refused with the answer that stands.
+    if (error instanceof HttpError && (error.code === 'question_not_found' || error.code === 'run_finished')) throw await closedWaitError(ctx.cluster.store, parsed.runId, parsed.requestId, error);
     throw error;
   }
   const base = { ...sentBody, statusUrl: waitStatusUrl(parsed.runId, parsed.requestId) };
