@@ -8,7 +8,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createServer, type TroupeServer } from '../../src/server/index.js';
 import { POSTGRES_URL, usePostgresSchema } from '../store/harnesses.js';
-import { call } from '../server/helpers.js';
+import { call, eventually } from '../server/helpers.js';
+import { useCluster } from './cluster-harness.js';
 import { toolParts, uiClient, userMessage, type UIClient, type UIResponse } from '../server/ui-stream-client.js';
 import { agents } from './agents.js';
 import { killAll, startServeProcess, startWorkerProcess, type ServeAddress } from './troupe-process.js';
@@ -83,4 +84,33 @@ describe('the UI message stream with worker processes', () => {
     await here.done;
     expect(normalized(onA, runId)).toEqual(normalized(here, here.message!.id));
   }, 120_000);
+});
+
+describe('the UI message stream of a run that parks', () => {
+  const cluster = useCluster();
+
+  it('a run parked at its approval (--suspend-approvals) keeps its UI message open; the decision makes a worker resume it and the same message goes on to its end', async () => {
+    const c = await cluster();
+    const [a, b] = [await c.server(), await c.server()];
+    await c.worker({ suspendOnWait: true, pollMs: 20 });
+    const client = uiClient(await import('ai'));
+    const response = await client.send(client.transportFor(a, { agent: 'approver' }), [userMessage('go')]);
+    const approvalId = await waitingApproval(response);
+    const runId = response.message!.id;
+    await eventually(() => c.store.runState(runId), (state) => state === 'suspended');
+    const decided = await call(b, 'POST', '/api/chat/approve?wait=30', { body: { approvalId, decision: 'approve' } });
+    expect([decided.status, decided.json.applied]).toEqual([200, true]);
+    await response.done;
+    const message = response.message!;
+    const dataTypes = message.parts.flatMap((part) => (part.type === 'data-troupe-event' ? [(part.data as { type: string }).type] : [])).filter((type) => type !== 'checkpoint_saved');
+    // The resumed run opens its waiting turn again (a new step of the same message), then goes on.
+    expect(dataTypes).toEqual(['turn_started', 'run_suspended', 'turn_started', 'turn_ended', 'turn_started', 'turn_ended']);
+    expect(toolParts(message).map((part) => [part.toolCallId, part.state, part.output])).toEqual([
+      ...[0, 1, 2, 3].map((n) => [`${runId}:1.${n}`, 'output-available', n * 2]),
+      [approvalId, 'output-available', 'paid 5'],
+    ]);
+    expect(message.parts.filter((part) => part.type === 'text')).toEqual([{ type: 'text', text: 'done', state: 'done' }]);
+    expect(response.chunks.at(-1)).toMatchObject({ type: 'finish', finishReason: 'stop', messageMetadata: { runId, status: 'completed' } });
+    expect(response.errors).toEqual([]);
+  });
 });
