@@ -52,7 +52,7 @@ describe(`servers and workers on one PostgreSQL`, () => {
     const listed = (await call(b, 'GET', '/api/runs')).json.runs;
     expect(listed).toEqual([expect.objectContaining({ runId, status: 'running', pendingApprovals: [expect.objectContaining({ approvalId: asked.approvalId, runId, callId: 'p1', tool: 'payout' })] })]);
     const decided = await call(b, 'POST', '/api/chat/approve', { body: { approvalId: asked.approvalId, decision: 'approve' } });
-    expect([decided.status, decided.json]).toEqual([202, { runId, approvalId: asked.approvalId, callId: 'p1', decision: 'approve', delivered: 'sent to the run’s worker' }]);
+    expect([decided.status, decided.json]).toEqual([202, { runId, approvalId: asked.approvalId, callId: 'p1', decision: 'approve', statusUrl: `/api/runs/${runId}/waits/${encodeURIComponent(asked.approvalId)}`, delivered: 'sent to the run’s worker' }]);
     await started.all();
     const events = started.events();
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'done' });
