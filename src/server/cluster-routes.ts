@@ -5,19 +5,18 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { nanoid } from 'nanoid';
-import { runOfApproval } from '../runtime/approvals.js';
-import { pendingStoredApprovals } from '../runtime/decide.js';
-import type { ApprovalRequestEntry, CheckpointStore, RunStatus } from '../store/checkpoint-store.js';
+import type { CheckpointStore, RunStatus } from '../store/checkpoint-store.js';
 import type { RunJob } from '../store/postgres-queue.js';
 import type { RunBus } from '../store/run-bus.js';
-import { checkEditedArgs, parseApproveBody } from './approve-body.js';
 import { HttpError, SseStream, parseJsonObject, readBody, sendJson } from './http.js';
-import { agentFor, type RecoveryHost } from './run-recovery.js';
+import type { RecoveryHost } from './run-recovery.js';
 import { isFinished } from '../run-status.js';
 import { RemoteStreams } from './remote-streams.js';
+import { serveRemoteUIChat, streamUIMessages, unknownAgent } from './remote-ui-chat.js';
 import { steerIdFor } from '../worker/message-applier.js';
 import type { ClusterListing } from './run-index.js';
-import { answerRemote, parseAnswerBody, parseSignalBody, signalRemote, signalRunId } from './wait-routes.js';
+import { signalRunId } from './wait-routes.js';
+import { answerRemoteAwaited, approveRemote, signalRemoteAwaited, waitStatus, type RouteAnswer } from './remote-decisions.js';
 
 /** What a server node needs to hand runs to workers (PostgresCheckpointStore + PostgresRunBus on one database). */
 export interface ServerCluster {
@@ -43,6 +42,20 @@ export interface ClusterRouteContext {
 }
 
 const STREAM = /^\/api\/runs\/([^/]+)\/(stream|resume)$/;
+const WAIT = /^\/api\/runs\/([^/]+)\/waits\/([^/]+)$/;
+
+function decodePart(part: string, what: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new HttpError(400, what === 'run id' ? 'invalid_run_id' : 'invalid_wait_id', `The ${what} is not valid URL encoding.`);
+  }
+}
+
+function answer(res: ServerResponse, { status, body }: RouteAnswer): true {
+  sendJson(res, status, body);
+  return true;
+}
 
 /** Runs and answers the route if it is one this mode handles; false otherwise (the caller's routes then apply). */
 export async function serveClusterRoute(req: IncomingMessage, res: ServerResponse, pathname: string, url: URL, ctx: ClusterRouteContext): Promise<boolean> {
@@ -52,8 +65,7 @@ export async function serveClusterRoute(req: IncomingMessage, res: ServerRespons
       await startRemoteRun(req, res, url, ctx);
       return true;
     case 'POST /api/chat/approve':
-      sendJson(res, 202, await approveRemote(await readBody(req, ctx.maxBodyBytes), req, ctx));
-      return true;
+      return answer(res, await approveRemote(await readBody(req, ctx.maxBodyBytes), req, url, ctx));
     case 'POST /api/chat/cancel': {
       const body = parseJsonObject(await readBody(req, ctx.maxBodyBytes), req, { runId: { type: 'string', nonEmpty: true } });
       const runId = body.runId!;
@@ -76,14 +88,18 @@ export async function serveClusterRoute(req: IncomingMessage, res: ServerRespons
       return true;
     }
     case 'POST /api/chat/answer':
-      sendJson(res, 202, await answerRemote(ctx.cluster, parseAnswerBody(await readBody(req, ctx.maxBodyBytes), req)));
-      return true;
+      return answer(res, await answerRemoteAwaited(await readBody(req, ctx.maxBodyBytes), req, url, ctx));
   }
   const signalled = signalRunId(pathname);
   if (signalled !== undefined) {
     if (req.method !== 'POST') throw new HttpError(405, 'method_not_allowed', `Method ${req.method} is not allowed on ${pathname}.`, { allow: 'POST' });
-    sendJson(res, 202, await signalRemote(ctx.cluster, signalled, parseSignalBody(await readBody(req, ctx.maxBodyBytes), req)));
-    return true;
+    return answer(res, await signalRemoteAwaited(signalled, await readBody(req, ctx.maxBodyBytes), req, url, ctx));
+  }
+  const waitPath = WAIT.exec(pathname);
+  if (waitPath) {
+    if (req.method !== 'GET') throw new HttpError(405, 'method_not_allowed', `Method ${req.method} is not allowed on ${pathname}.`, { allow: 'GET' });
+    const [runId, waitId] = [decodePart(waitPath[1]!, 'run id'), decodePart(waitPath[2]!, 'wait id')];
+    return answer(res, await waitStatus(ctx.cluster.store, runId, waitId));
   }
   const match = STREAM.exec(pathname);
   if (!match) return false;
@@ -98,21 +114,28 @@ export async function serveClusterRoute(req: IncomingMessage, res: ServerRespons
   }
   if (req.method !== 'GET') throw new HttpError(405, 'method_not_allowed', `Method ${req.method} is not allowed on ${pathname}.`, { allow: 'GET' });
   if ((await ctx.cluster.store.runState(runId)) === undefined) throw new HttpError(404, 'run_not_found', `No run '${runId}'.`);
+  const protocol = url.searchParams.get('protocol');
+  if (protocol !== null) {
+    if (protocol !== 'ui') throw new HttpError(400, 'invalid_protocol', `Unknown protocol '${protocol}'. Supported: ui (AI SDK UI message stream).`);
+    streamUIMessages(res, runId, { streams: ctx.streams, sse: ctx.sse });
+    return true;
+  }
   const after = Number(req.headers['last-event-id'] ?? url.searchParams.get('after') ?? 0);
   stream(res, runId, Number.isInteger(after) && after > 0 ? after : 0, ctx);
   return true;
 }
 
 async function startRemoteRun(req: IncomingMessage, res: ServerResponse, url: URL, ctx: ClusterRouteContext): Promise<void> {
-  if (url.searchParams.has('protocol')) throw new HttpError(501, 'not_supported_with_workers', 'The AI SDK UI stream (?protocol=ui) is not available when workers run the runs; use the plain event stream.');
+  if (url.searchParams.has('protocol')) {
+    const { cluster, streams, sse, agentNames, maxBodyBytes, maxInputChars, isClosing } = ctx;
+    return serveRemoteUIChat(req, res, url, { enqueue: (job) => cluster.store.enqueue(job), streams, sse, agentNames, maxBodyBytes, maxInputChars, isClosing });
+  }
   const body = parseJsonObject(await readBody(req, ctx.maxBodyBytes), req, {
     agent: { type: 'string', nonEmpty: true },
     input: { type: 'string', maxLength: ctx.maxInputChars },
   });
   if (ctx.isClosing()) throw new HttpError(503, 'closing', 'The server is shutting down.');
-  if (!ctx.agentNames.includes(body.agent!)) {
-    throw new HttpError(404, 'unknown_agent', `Unknown agent '${body.agent}'. Registered agents: ${ctx.agentNames.join(', ') || '(none)'}.`);
-  }
+  if (!ctx.agentNames.includes(body.agent!)) throw unknownAgent(body.agent!, ctx.agentNames);
   const runId = `run_${nanoid(12)}`;
   await ctx.cluster.store.enqueue({ runId, agent: body.agent!, input: body.input! });
   stream(res, runId, 0, ctx);
@@ -137,57 +160,4 @@ async function liveState(cluster: ServerCluster, runId: string): Promise<void> {
   const state = await cluster.store.runState(runId);
   if (state === undefined) throw new HttpError(404, 'run_not_found', `No run '${runId}'.`);
   if (isFinished(state)) throw new HttpError(409, 'run_finished', `Run '${runId}' has already finished (${state}).`);
-}
-
-/**
- * `POST /api/chat/approve`: finds the waiting call in the run's log (the request is logged when
- * the call starts waiting) and sends the decision to the run's owner. 202: it is delivered
- * once the owning worker applies it; the run's events show the outcome.
- */
-async function approveRemote(text: string, req: IncomingMessage, ctx: ClusterRouteContext): Promise<Record<string, unknown>> {
-  const body = parseApproveBody(text, req, ctx.maxReasonChars);
-  if (body.approvalId === undefined && (body.callId === undefined || body.runId === undefined)) throw new HttpError(400, 'invalid_request', "Give 'approvalId', or 'runId' and 'callId'.");
-  const runId = body.approvalId !== undefined ? runOfApproval(body.approvalId) : body.runId!;
-  const request = await waitingRequest(ctx.cluster.store, runId, body);
-  const root = runId.split('/')[0]!;
-  if (body.args !== undefined) await checkRemoteEdits(ctx, root, runId, request.tool, body.args);
-  const message = { kind: 'approve' as const, approvalId: request.approvalId, approved: body.approve, ...(body.reason ? { reason: body.reason } : {}), ...(body.args ? { args: body.args } : {}), by: 'api' };
-  await ctx.cluster.bus.send(root, message);
-  return { runId: request.runId ?? runId, approvalId: request.approvalId, callId: request.callId, decision: body.approve ? 'approve' : 'deny', delivered: 'sent to the run’s worker' };
-}
-
-/** Edited args are validated here when this node has the run's agent; the worker's run validates them again either way. */
-async function checkRemoteEdits(ctx: ClusterRouteContext, root: string, runId: string, tool: string, args: Record<string, unknown>): Promise<void> {
-  const rootSaved = await ctx.cluster.store.load(root);
-  const target = rootSaved && ctx.agents && agentFor(ctx.agents, rootSaved);
-  const waiting = runId === root ? rootSaved : await ctx.cluster.store.load(runId);
-  if (target && waiting) checkEditedArgs(target.agent, waiting.head.agent, tool, args);
-}
-
-/** Looks this long for a request not logged yet: its event and its log entry are written by separate transactions of the worker. */
-const LOOK_AGAIN_MS = [50, 100, 200, 400];
-
-async function waitingRequest(store: CheckpointStore, runId: string, body: { readonly approvalId?: string; readonly callId?: string }): Promise<ApprovalRequestEntry & { runId?: string }> {
-  for (let attempt = 0; ; attempt++) {
-    const found = await findRequest(store, runId, body);
-    if (found || attempt >= LOOK_AGAIN_MS.length) return found ?? notFound(runId, body);
-    await new Promise((resolve) => setTimeout(resolve, LOOK_AGAIN_MS[attempt]));
-  }
-}
-
-function notFound(runId: string, body: { readonly approvalId?: string; readonly callId?: string }): never {
-  throw new HttpError(404, 'approval_not_found', body.approvalId !== undefined ? `No approval '${body.approvalId}' is waiting.` : `No approval is waiting for call '${body.callId}' in run '${runId}'.`);
-}
-
-async function findRequest(store: CheckpointStore, runId: string, body: { readonly approvalId?: string; readonly callId?: string }): Promise<(ApprovalRequestEntry & { runId?: string }) | undefined> {
-  let pending: ApprovalRequestEntry[];
-  try {
-    pending = runId ? await pendingStoredApprovals(store, runId) : [];
-  } catch (error) {
-    throw new HttpError(409, 'run_damaged', `Run '${runId}' cannot be read: ${(error as Error).message}`);
-  }
-  const matches = pending.filter((p) => (body.approvalId !== undefined ? p.approvalId === body.approvalId : p.callId === body.callId) && (body.callId === undefined || p.callId === body.callId));
-  if (matches.length === 1) return { ...matches[0]!, runId };
-  if (matches.length > 1) throw new HttpError(409, 'approval_ambiguous', `Call '${body.callId}' is waiting more than once in run '${runId}': ${matches.map((m) => m.approvalId).join(', ')}. Decide by 'approvalId'.`);
-  return undefined;
 }

@@ -18,6 +18,18 @@ export interface RemoteWatcher {
 interface Watch {
   cursor: number;
   readonly watcher: RemoteWatcher;
+  /** Goes on through a park (`run_suspended`) to the root run's terminal event. */
+  readonly throughParks: boolean;
+}
+
+/** Options of `RemoteStreams.watch`. */
+export interface WatchOptions {
+  /**
+   * Do not end at the root run's `run_suspended`: the watcher stays until the run's terminal
+   * event, so a run resumed by a worker after a decision goes on in the same stream (the UI
+   * message stream, whose message must not end before the run does). Default false.
+   */
+  readonly throughParks?: boolean;
 }
 
 /** Events read per query while catching up. */
@@ -60,6 +72,8 @@ export class RemoteStreams {
   private readonly watches = new Map<string, Set<Watch>>();
   private readonly reading = new Map<string, Promise<void>>();
   private readonly again = new Set<string>();
+  /** Who wants to hear of new events of a run (awaited decisions), by run id. */
+  private readonly noticeHandlers = new Map<string, Set<() => void>>();
   private unlisten: (() => Promise<void>) | undefined;
   private poll: NodeJS.Timeout | undefined;
   /** Runs seen over (see POLLS_BEFORE_LOG_END), by the polls in a row that saw them so. */
@@ -80,9 +94,13 @@ export class RemoteStreams {
   /** Listens for event notices. @throws StoreUnavailable when the database cannot be reached. */
   async start(): Promise<void> {
     this.unlisten = await this.bus.listen({
-      events: (runId) => this.read(runId),
+      events: (runId) => {
+        this.read(runId);
+        for (const handler of [...(this.noticeHandlers.get(runId) ?? [])]) handler();
+      },
       reconnected: () => {
         for (const runId of this.watches.keys()) this.read(runId);
+        for (const handlers of this.noticeHandlers.values()) for (const handler of [...handlers]) handler();
       },
     });
     this.poll = setInterval(() => {
@@ -100,9 +118,24 @@ export class RemoteStreams {
     return n;
   }
 
+  /**
+   * Calls `handler` whenever the bus announces new events of `runId` (and after a reconnect,
+   * when announcements may have been missed); returns the unsubscribe. A hint to look again,
+   * not a delivery: the store says what happened.
+   */
+  onEvents(runId: string, handler: () => void): () => void {
+    let handlers = this.noticeHandlers.get(runId);
+    if (!handlers) this.noticeHandlers.set(runId, (handlers = new Set()));
+    handlers.add(handler);
+    return () => {
+      handlers.delete(handler);
+      if (handlers.size === 0 && this.noticeHandlers.get(runId) === handlers) this.noticeHandlers.delete(runId);
+    };
+  }
+
   /** Streams `runId`'s events after `afterId` to `watcher`; returns the unsubscribe. */
-  watch(runId: string, afterId: number, watcher: RemoteWatcher): () => void {
-    const watch: Watch = { cursor: afterId, watcher };
+  watch(runId: string, afterId: number, watcher: RemoteWatcher, options: WatchOptions = {}): () => void {
+    const watch: Watch = { cursor: afterId, watcher, throughParks: options.throughParks ?? false };
     let set = this.watches.get(runId);
     if (!set) this.watches.set(runId, (set = new Set()));
     set.add(watch);
@@ -184,7 +217,7 @@ export class RemoteStreams {
           if (stored.id <= watch.cursor) continue;
           watch.cursor = stored.id;
           watch.watcher.event(stored.event, stored.id);
-          if (endsStream(stored.event, runId, latest)) this.drop(runId, watch, true);
+          if (endsStream(stored.event, runId, latest && !watch.throughParks)) this.drop(runId, watch, true);
         }
       });
       if (page.length < PAGE) return;

@@ -206,20 +206,20 @@ async function resumeHere(recovery: RecoveryHost, runId: string): Promise<boolea
 
 /**
  * With workers: checks the signal against the run tree's stored waits and sends it to the run's
- * owner (202). It takes effect when the owning worker applies it, or, for a parked run, when
+ * owner; returns what it sent and the ids of the waits it was sent for (`signalRemoteAwaited` answers). It takes effect when the owning worker applies it, or, for a parked run, when
  * the next worker records it in the log and resumes the run.
  * @throws HttpError 404 `run_not_found` / `wait_not_found`, 409 `run_finished`, 400 `invalid_payload` / `invalid_run_id`.
  */
-export async function signalRemote(cluster: WaitCluster, runId: string, body: SignalBody): Promise<Record<string, unknown>> {
+export async function signalRemote(cluster: WaitCluster, runId: string, body: SignalBody): Promise<Record<string, unknown> & { waitIds: string[] }> {
   await liveRootState(cluster, rootOf(runId));
   const waits = eventWaits(await treeWaitsUntil(cluster.store, runId, (w) => eventWaits(w, body.name).length > 0), body.name);
   if (waits.length === 0) throw noEventWait(runId, body.name);
   for (const wait of waits) checkResolution(wait, body.payload);
   await cluster.bus.send(runId, { kind: 'signal', name: body.name, payload: body.payload, by: 'api' });
-  return { runId, name: body.name, waiting: waits.length, delivered: 'sent to the run’s worker' };
+  return { runId, name: body.name, waiting: waits.length, waitIds: waits.map((wait) => wait.waitId) };
 }
 
-/** With workers: `POST /api/chat/answer`, checked against the stored question and sent to the run's owner (202). */
+/** With workers: `POST /api/chat/answer`, checked against the stored question and sent to the run's owner (`answerRemoteAwaited` answers). */
 export async function answerRemote(cluster: WaitCluster, body: AnswerBody): Promise<Record<string, unknown>> {
   const runId = rootOf(body.runId);
   await liveRootState(cluster, runId);
@@ -227,7 +227,7 @@ export async function answerRemote(cluster: WaitCluster, body: AnswerBody): Prom
   if (!wait) throw noQuestion(runId, body.requestId);
   checkResolution(wait, body.answer);
   await cluster.bus.send(runId, { kind: 'answer', requestId: body.requestId, answer: body.answer, by: 'api' });
-  return { runId, requestId: body.requestId, answer: body.answer, delivered: 'sent to the run’s worker' };
+  return { runId, requestId: body.requestId, answer: body.answer };
 }
 
 async function liveRootState(cluster: WaitCluster, runId: string): Promise<void> {

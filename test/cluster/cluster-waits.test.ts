@@ -36,7 +36,7 @@ describe('waits of worker runs through any server node', () => {
     expect(await call(b, 'POST', '/api/runs/run_nope/signal', { body: { name: 'paid' } })).toMatchObject({ status: 404, json: { error: { code: 'run_not_found', message: "No run 'run_nope'." } } });
     expect(await call(b, 'GET', `/api/runs/${runId}/signal`)).toMatchObject({ status: 405 });
     const signalled = await call(b, 'POST', `/api/runs/${runId}/signal`, { body: { name: 'paid', payload: { amount: 5 } } });
-    expect([signalled.status, signalled.json]).toEqual([202, { runId, name: 'paid', waiting: 1, delivered: 'sent to the run’s worker' }]);
+    expect([signalled.status, signalled.json]).toEqual([202, { runId, name: 'paid', waiting: 1, statusUrls: [`/api/runs/${runId}/waits/${encodeURIComponent(`${runId}:1.0`)}`], delivered: 'sent to the run’s worker' }]);
     await started.all();
     expect(started.events().at(-1)).toMatchObject({ type: 'run_completed', output: 'paid' });
     const saved = (await c.store.load(runId))!;
@@ -58,7 +58,7 @@ describe('waits of worker runs through any server node', () => {
     expect(await call(b, 'POST', '/api/chat/answer', { body: { runId, requestId, answer: 'green' } })).toMatchObject({ status: 400, json: { error: { code: 'invalid_answer', message: "'green' is not an option of 'Which colour?'; options: red, blue." } } });
     expect(await call(b, 'POST', '/api/chat/answer', { body: { runId, requestId: 'nope', answer: 'red' } })).toMatchObject({ status: 404, json: { error: { code: 'question_not_found', message: `No question 'nope' is waiting in run '${runId}'.` } } });
     const answered = await call(b, 'POST', '/api/chat/answer', { body: { runId, requestId, answer: 'blue' } });
-    expect([answered.status, answered.json]).toEqual([202, { runId, requestId, answer: 'blue', delivered: 'sent to the run’s worker' }]);
+    expect([answered.status, answered.json]).toEqual([202, { runId, requestId, answer: 'blue', statusUrl: `/api/runs/${runId}/waits/${encodeURIComponent(requestId)}`, delivered: 'sent to the run’s worker' }]);
     const done = await eventually(() => c.store.load(runId), (run) => run?.head.status === 'completed', 15_000);
     expect(done!.head.output).toBe('noted');
     expect(done!.entries.filter((e) => e.kind === 'wait_resolution')).toMatchObject([{ waitId: requestId, waitKind: 'question', ended: 'resolved', resolution: 'blue', by: 'api' }]);
@@ -74,7 +74,7 @@ describe('waits of worker runs through any server node', () => {
     await started.all();
     expect(started.events().at(-1)).toMatchObject({ type: 'run_suspended', runId });
     const signalled = await call(b, 'POST', `/api/runs/${runId}/signal`, { body: { name: 'paid', payload: 7 } });
-    expect([signalled.status, signalled.json]).toEqual([202, { runId, name: 'paid', waiting: 1, delivered: 'sent to the run’s worker' }]);
+    expect([signalled.status, signalled.json]).toEqual([202, { runId, name: 'paid', waiting: 1, statusUrls: [`/api/runs/${runId}/waits/${encodeURIComponent(`${runId}:1.0`)}`], delivered: 'sent to the run’s worker' }]);
     const done = await eventually(() => c.store.load(runId), (run) => run?.head.status === 'completed', 15_000);
     expect(done!.head.output).toBe('paid');
     expect(done!.entries.find((e) => e.kind === 'result')).toMatchObject({ message: { callId: 'e1', content: '7' } });

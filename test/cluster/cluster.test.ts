@@ -52,13 +52,14 @@ describe(`servers and workers on one PostgreSQL`, () => {
     const listed = (await call(b, 'GET', '/api/runs')).json.runs;
     expect(listed).toEqual([expect.objectContaining({ runId, status: 'running', pendingApprovals: [expect.objectContaining({ approvalId: asked.approvalId, runId, callId: 'p1', tool: 'payout' })] })]);
     const decided = await call(b, 'POST', '/api/chat/approve', { body: { approvalId: asked.approvalId, decision: 'approve' } });
-    expect([decided.status, decided.json]).toEqual([202, { runId, approvalId: asked.approvalId, callId: 'p1', decision: 'approve', delivered: 'sent to the run’s worker' }]);
+    expect([decided.status, decided.json]).toEqual([202, { runId, approvalId: asked.approvalId, callId: 'p1', decision: 'approve', statusUrl: `/api/runs/${runId}/waits/${encodeURIComponent(asked.approvalId)}`, delivered: 'sent to the run’s worker' }]);
     await started.all();
     const events = started.events();
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'done' });
     expect(events.filter((e) => e.type === 'tool_call_completed').map((e) => (e.call as { id: string }).id).sort()).toEqual(['p1', 'w0', 'w1', 'w2', 'w3']);
     expect((await c.executions()).map((row) => row.call_id)).toEqual(['p1', 'w0', 'w1', 'w2', 'w3']);
-    const unknown = await call(b, 'POST', '/api/chat/approve', { body: { approvalId: asked.approvalId, decision: 'approve' } });
-    expect([unknown.status, unknown.json.error]).toEqual([404, { code: 'approval_not_found', message: `No approval '${asked.approvalId}' is waiting.` }]);
+    // Deciding it again: refused with the decision that stands (the live run logged it as its consumer's).
+    const again = await call(b, 'POST', '/api/chat/approve', { body: { approvalId: asked.approvalId, decision: 'approve' } });
+    expect([again.status, again.json.error]).toEqual([409, { code: 'already_decided', message: `Approval '${asked.approvalId}' was already decided: approve by consumer.` }]);
   });
 });

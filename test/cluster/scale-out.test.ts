@@ -190,7 +190,7 @@ describe(`scale-out with worker and server processes`, () => {
       for (const result of decided) {
         expect(result.status).toBe(202);
         expect(result.asked.runId).toBe(result.runId);
-        expect(result.json).toEqual({ runId: result.runId, approvalId: result.asked.approvalId, callId: 'p1', decision: 'approve', delivered: 'sent to the run’s worker' });
+        expect(result.json).toEqual({ runId: result.runId, approvalId: result.asked.approvalId, callId: 'p1', decision: 'approve', statusUrl: `/api/runs/${result.runId}/waits/${encodeURIComponent(result.asked.approvalId)}`, delivered: 'sent to the run’s worker' });
       }
       for (const runId of runIds) {
         const entries = logs.get(runId)!;

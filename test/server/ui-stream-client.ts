@@ -1,5 +1,5 @@
 import type { AbstractChat, ChatInit, ChatState, ChatStatus, DefaultChatTransport, UIMessage, UIMessageChunk } from 'ai';
-import type { TroupeServer } from '../../src/server/index.js';
+import type { ServerAddress } from './helpers.js';
 
 /** The `ai` package's module (types of `ai` 6; `ai` 7's client API used here has the same shape). */
 export type AiModule = typeof import('ai');
@@ -33,8 +33,10 @@ export function aiTitle(pkg: AiPackage, what: string): string {
 
 /** The client side of one `ai` package: its transport, its response reader and its chat. */
 export interface UIClient {
-  transportFor(server: TroupeServer, body?: Record<string, unknown>, query?: string): DefaultChatTransport<UIMessage>;
+  transportFor(server: ServerAddress, body?: Record<string, unknown>, query?: string): DefaultChatTransport<UIMessage>;
   send(transport: DefaultChatTransport<UIMessage>, messages: UIMessage[], abortSignal?: AbortSignal): Promise<UIResponse>;
+  /** The run's UI message stream from `GET /api/runs/:id/stream?protocol=ui`, read by the AI SDK transport's `reconnectToStream` (what `useChat`'s `resume` calls). */
+  reconnect(server: ServerAddress, runId: string): Promise<UIResponse>;
   /** The AI SDK's framework-independent chat (what `useChat` wraps) with plain in-memory state. */
   readonly PlainChat: new (init: Omit<ChatInit<UIMessage>, 'messages'>) => AbstractChat<UIMessage>;
 }
@@ -51,6 +53,13 @@ export function uiClient(ai: AiModule): UIClient {
       new ai.DefaultChatTransport({ api: `${server.url}/api/chat?protocol=ui${query}`, headers: { authorization: `Bearer ${server.token}` }, body }),
     send: async (transport, messages, abortSignal) => {
       const stream = await transport.sendMessages({ chatId: 'chat-1', messages, trigger: 'submit-message', messageId: undefined, abortSignal });
+      return new UIResponse(stream, ai.readUIMessageStream);
+    },
+    reconnect: async (server, runId) => {
+      const headers = { authorization: `Bearer ${server.token}` };
+      const transport = new ai.DefaultChatTransport<UIMessage>({ api: `${server.url}/api/chat?protocol=ui`, headers, prepareReconnectToStreamRequest: () => ({ api: `${server.url}/api/runs/${encodeURIComponent(runId)}/stream?protocol=ui`, headers }) });
+      const stream = await transport.reconnectToStream({ chatId: runId });
+      if (!stream) throw new Error(`no UI message stream for run ${runId}`);
       return new UIResponse(stream, ai.readUIMessageStream);
     },
     PlainChat,
