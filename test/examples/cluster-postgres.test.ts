@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { POSTGRES_URL, adminQuery } from '../store/harnesses.js';
-import { exampleProject, type ExampleProject } from './example-project.js';
+import { exampleProject, readmeOutput, type ExampleProject } from './example-project.js';
 
 let example: ExampleProject;
 const schema = `example_cluster_${process.pid}`;
@@ -15,6 +15,7 @@ afterAll(async () => {
 describe('examples/cluster-postgres', () => {
   it('declares troupe, zod and pg (for troupe/postgres)', () => {
     expect(example.manifest).toMatchObject({ private: true, type: 'module', scripts: { start: 'tsx main.ts' } });
+    expect(example.manifest.dependencies.troupe).toBe('file:../..');
     expect(Object.keys(example.manifest.dependencies).sort()).toEqual(['pg', 'troupe', 'zod']);
   });
 
@@ -23,7 +24,10 @@ describe('examples/cluster-postgres', () => {
   }, 60_000);
 
   it('npm start: runs spread over two workers; worker A is SIGKILLed and B takes its runs over; every tool ran once', async () => {
-    expect((await example.run('start', { DATABASE_URL: POSTGRES_URL!, TROUPE_SCHEMA: schema })).split('\n')).toEqual([
+    const output = await example.run('start', { DATABASE_URL: POSTGRES_URL!, TROUPE_SCHEMA: schema });
+    // What its README says it prints.
+    expect(output.trimEnd()).toBe(readmeOutput('cluster-postgres').trimEnd());
+    expect(output.split('\n')).toEqual([
       'database migrated',
       'server node and worker A up',
       'order-1: packed order-1 on worker A; ship waits for approval',

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleProject, type ExampleProject } from './example-project.js';
+import { exampleProject, readmeOutput, type ExampleProject } from './example-project.js';
 
 let example: ExampleProject;
 beforeAll(() => {
@@ -10,6 +10,7 @@ afterAll(() => example?.remove());
 describe('examples/durable-approval', () => {
   it('declares troupe, zod and better-sqlite3 (for troupe/sqlite)', () => {
     expect(example.manifest).toMatchObject({ private: true, type: 'module', scripts: { start: 'tsx main.ts' } });
+    expect(example.manifest.dependencies.troupe).toBe('file:../..');
     expect(Object.keys(example.manifest.dependencies).sort()).toEqual(['better-sqlite3', 'troupe', 'zod']);
   });
 
@@ -18,7 +19,10 @@ describe('examples/durable-approval', () => {
   }, 60_000);
 
   it('npm start: SIGKILLed while waiting, decided from a second process, resumed in a third; each tool ran once', async () => {
-    expect((await example.run('start')).split('\n')).toEqual([
+    const output = await example.run('start');
+    // What its README says it prints.
+    expect(output.trimEnd()).toBe(readmeOutput('durable-approval').trimEnd());
+    expect(output.split('\n')).toEqual([
       '$ tsx step-1-start.ts',
       'lookup_order: order A123: $60.00, paid by card',
       'waiting for approval refund-A123:2.0: refund {"orderId":"A123","cents":6000}',

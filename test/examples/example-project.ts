@@ -36,6 +36,14 @@ export interface ExampleProject {
   remove(): void;
 }
 
+/** The output the example's README.md shows: the fenced block after the line "It prints:". */
+export function readmeOutput(name: string): string {
+  const readme = readFileSync(join(REPO_ROOT, 'examples', name, 'README.md'), 'utf8');
+  const block = /It prints:\n\n```\n([\s\S]*?)```/.exec(readme);
+  if (!block) throw new Error(`examples/${name}/README.md has no "It prints:" block`);
+  return block[1]!;
+}
+
 /** Copies examples/<name> (without node_modules/ and build output) and links its dependencies. */
 export function exampleProject(name: string): ExampleProject {
   const source = join(REPO_ROOT, 'examples', name);

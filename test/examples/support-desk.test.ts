@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleProject, type ExampleProject } from './example-project.js';
+import { exampleProject, readmeOutput, type ExampleProject } from './example-project.js';
 
 let example: ExampleProject;
 beforeAll(() => {
@@ -10,6 +10,7 @@ afterAll(() => example?.remove());
 describe('examples/support-desk', () => {
   it('declares troupe, zod and the AI SDK provider it loads for a real model, and runs with `npm start`', () => {
     expect(example.manifest).toMatchObject({ private: true, type: 'module', scripts: { start: 'tsx main.ts' } });
+    expect(example.manifest.dependencies.troupe).toBe('file:../..');
     expect(Object.keys(example.manifest.dependencies).sort()).toEqual(['@ai-sdk/openai-compatible', 'troupe', 'zod']);
   });
 
@@ -18,7 +19,10 @@ describe('examples/support-desk', () => {
   }, 60_000);
 
   it('npm start: triage hands off, the supervisor approves one refund and rejects the other, technical answers', async () => {
-    expect((await example.run('start')).split('\n')).toEqual([
+    const output = await example.run('start');
+    // What its README says it prints.
+    expect(output.trimEnd()).toBe(readmeOutput('support-desk').trimEnd());
+    expect(output.split('\n')).toEqual([
       'customer: I was charged twice for order A123, please refund the duplicate.',
       '  [Triage] transfer_to_billing: Transferred to Billing',
       '  handoff: Triage -> Billing',

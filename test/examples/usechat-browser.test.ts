@@ -40,6 +40,7 @@ function start(): Promise<string> {
 describe('examples/usechat-browser', () => {
   it('declares troupe, zod and ai (the chat client), and builds with vite', () => {
     expect(example.manifest).toMatchObject({ private: true, type: 'module', scripts: { start: 'vite build && tsx server.ts' } });
+    expect(example.manifest.dependencies.troupe).toBe('file:../..');
     expect(Object.keys(example.manifest.dependencies).sort()).toEqual(['ai', 'troupe', 'zod']);
     expect(Object.keys(example.manifest.devDependencies!).sort()).toEqual(['@types/node', 'tsx', 'typescript', 'vite']);
   });
