@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleProject, readmeOutput, type ExampleProject } from './example-project.js';
 
@@ -47,5 +49,44 @@ describe('examples/support-desk', () => {
       '',
       '',
     ]);
+  }, 60_000);
+
+  it('npx troupe serve --agents ./agents.ts (as its README says) serves the desk: a run through the handoff completes', async () => {
+    const token = 'example-token-1234';
+    const server = spawn(join(example.dir, 'node_modules', '.bin', 'troupe'), ['serve', '--agents', './agents.ts', '--db', 'off', '--port', '0', '--token', token, '--inspect', 'off'], {
+      cwd: example.dir,
+      env: { ...process.env, OPENAI_API_KEY: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    try {
+      let output = '';
+      const url = await new Promise<string>((resolve, reject) => {
+        const read = (chunk: Buffer) => {
+          output += chunk.toString('utf8');
+          const match = /listening on (http:\/\/\S+)[\s\S]*agents: +triage\n/.exec(output);
+          if (match) resolve(match[1]!);
+        };
+        server.stdout.on('data', read);
+        server.stderr.on('data', read);
+        server.once('exit', () => reject(new Error(`troupe serve exited:\n${output}`)));
+      });
+      const response = await fetch(`${url}/api/chat`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ agent: 'triage', input: 'The app crashes when I export a report.' }),
+      });
+      const events = (await response.text()).split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)) as { type: string; output?: string });
+      expect(events.filter((e) => ['handoff_occurred', 'tool_call_completed', 'run_completed', 'run_failed'].includes(e.type)).map((e) => e.type)).toEqual([
+        'tool_call_completed',
+        'handoff_occurred',
+        'tool_call_completed',
+        'run_completed',
+      ]);
+      expect(events.at(-1)!.output).toBe('Please update to version 4.2 (Settings > About > Update): exports over 10,000 rows need it.');
+    } finally {
+      server.kill('SIGKILL');
+      await exited;
+    }
   }, 60_000);
 });
