@@ -31,8 +31,9 @@ function describeValue(value: unknown): string {
 }
 
 /**
- * Imports the agents module at `path` (`.js`/`.mjs`, or `.ts`/`.mts` through tsx's scoped
- * loader, so `--agents ./agents.ts` works without a build step) and returns its agents by name.
+ * Imports the agents module at `path` (`.js`/`.mjs`, or `.ts`/`.mts` through tsx's loader,
+ * registered in this process, so `--agents ./agents.ts` works without a build step) and returns
+ * its agents by name.
  *
  * Accepted shapes: `export const agents = { name: Agent | () => Agent }`, the same object as
  * the default export, a default export that is one Agent, or named exports that are Agents.
@@ -64,17 +65,28 @@ export async function loadAgents(path: string): Promise<Record<string, AgentSour
   }
   const named = Object.entries(mod).filter(([, value]) => isAgentLike(value));
   if (named.length > 0) return Object.fromEntries(named.map(([, agent]) => [(agent as { name: string }).name, agent as unknown as AgentSource]));
-  const keys = Object.keys(mod);
+  // Sorted, as a native module namespace lists them (whatever loaded the module).
+  const keys = Object.keys(mod).sort();
   const found = keys.length === 0 ? 'no exports' : `exports ${keys.map((key) => `${key} (${describeValue(mod[key])})`).join(', ')}`;
   throw new AgentsModuleError(path, `${path} exports no agents: expected \`agents\` (or a default export) mapping names to Agents or factories, found ${found}.`);
 }
 
+/** Whether tsx's loader is registered in this process (once, for good: the module may import more .ts files later). */
+let tsxRegistered = false;
+
 async function importTypeScript(path: string, url: string): Promise<Record<string, unknown>> {
-  let tsImport: (specifier: string, parent: string) => Promise<Record<string, unknown>>;
+  let register: () => unknown;
   try {
-    ({ tsImport } = (await import('tsx/esm/api')) as unknown as { tsImport: typeof tsImport });
+    ({ register } = (await import('tsx/esm/api')) as unknown as { register: typeof register });
   } catch (error) {
     throw new AgentsModuleError(path, `${path} is TypeScript: loading it needs tsx (npm install --save-dev tsx), or compile it to .js first.`, { cause: error });
   }
-  return tsImport(url, import.meta.url);
+  // Registered for the whole process, not in a tsImport namespace: a namespace loads every
+  // module the file imports again, troupe included, and the agents' handoffs and agent tools
+  // (objects of that second copy's classes) then fail this troupe's `instanceof Agent` checks.
+  if (!tsxRegistered) {
+    register();
+    tsxRegistered = true;
+  }
+  return (await import(url)) as Record<string, unknown>;
 }

@@ -10,7 +10,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
  * $TROUPE_ARTIFACTS_DIR (default: the OS temp dir); their paths are printed.
  */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
+export const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'];
 export const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && process.env.CI) throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH.`);
 if (!haveChromium) console.warn(`[browser tests skipped] no Chromium at ${CHROMIUM}; apt-get install -y chromium`);

@@ -79,10 +79,12 @@ function readmeLinkedFiles(): string[] {
 }
 
 describe('installing the packed tarball into an empty project (npm, loopback registry)', () => {
-  it('the tarball holds dist, LICENSE (MIT), README and every file the README links to, and nothing else', () => {
+  it('the tarball holds dist, docs, examples, LICENSE (MIT), README and every file the README links to, and nothing else', () => {
     const files = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).trim().split('\n').map((f) => f.replace(/^package\//, ''));
     const top = [...new Set(files.map((f) => f.split('/')[0]!))].sort();
-    expect(top).toEqual(['LICENSE', 'README.md', 'dist', 'docs', 'package.json']);
+    expect(top).toEqual(['LICENSE', 'README.md', 'dist', 'docs', 'examples', 'package.json']);
+    // The examples' sources, without anything a run of them leaves behind (their .gitignore).
+    expect(files.filter((f) => f.startsWith('examples/') && /(node_modules|\.data|\/dist)\//.test(f))).toEqual([]);
     const linked = readmeLinkedFiles();
     expect(linked).toContain('docs/models.md');
     // Guides other branches are writing are linked before they land (links.test.ts tolerates exactly these while absent).
@@ -105,7 +107,7 @@ describe('installing the packed tarball into an empty project (npm, loopback reg
     // No native build: no package has an install script (npm prints each one it runs).
     expect(output).not.toMatch(/node-gyp|prebuild-install|\binstall: |\bpostinstall: /);
     expect(existsSync(join(app, 'node_modules', 'better-sqlite3'))).toBe(false);
-    expect(readdirSync(join(app, 'node_modules', 'troupe')).sort()).toEqual(['LICENSE', 'README.md', 'dist', 'docs', 'package.json']);
+    expect(readdirSync(join(app, 'node_modules', 'troupe')).sort()).toEqual(['LICENSE', 'README.md', 'dist', 'docs', 'examples', 'package.json']);
 
     writeFileSync(join(app, 'agent.mjs'), /```js\n([\s\S]*?)```/.exec(readmeSection())![1]!);
     expect(execFileSync(process.execPath, ['agent.mjs'], { cwd: app, encoding: 'utf8' })).toBe('Hello from troupe!\n');
