@@ -31,6 +31,7 @@ export type { RunContext, Mailbox } from './tools/context.js';
 export type { Model, ModelRequest, ModelSettings, ModelStreamPart, ContentPartSupport } from './models/model.js';
 export { partsText } from './message-parts.js';
 export { Runner, RunHandle, getRunMachine, type RunResult, type ApprovalControls, type HumanControls, type WaitControls } from './runtime/runner.js';
+export type { StoredPending } from './runtime/pending-stored.js';
 export * from './waits/wait-for.js';
 export type { WaitKindName, WaitView, WaitRequest, WaitOutcome } from './waits/wait-types.js';
 export type { PendingApproval, ApprovalTarget } from './runtime/approvals.js';

@@ -4,9 +4,7 @@
 import { Runner } from 'troupe';
 import { RUN_ID, store } from './agent.js';
 
-const entries = store.load(RUN_ID)?.entries ?? [];
-const decided = new Set(entries.flatMap((e) => (e.kind === 'approval_decision' ? [e.approvalId] : [])));
-const pending = entries.flatMap((e) => (e.kind === 'approval_request' && !decided.has(e.approvalId) ? [e] : []));
+const { approvals: pending } = await Runner.pending(store, RUN_ID);
 console.log(`pending approvals: ${pending.map((e) => `${e.approvalId} (${e.tool})`).join(', ') || 'none'}`);
 for (const request of pending) {
   await Runner.decide(store, RUN_ID, request.approvalId, { approved: true, by: 'alice' });

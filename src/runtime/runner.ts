@@ -12,6 +12,7 @@ import { getRunMachine } from './run-machine.js';
 import type { CheckpointOptions, RunOptions } from './run-options.js';
 import type { Audience } from './run-state.js';
 import { decideStored } from './decide.js';
+import { pendingStored } from './pending-stored.js';
 import { abortStored } from './abort-stored.js';
 import { answerStored, resolveStored, signalStored } from './stored-waits.js';
 import { traceRun } from '../otel/trace-run.js';
@@ -215,6 +216,8 @@ export const Runner = {
     return new RunHandle(agent, '', { ...options, checkpoint: { ...checkpoint, ifRunExists: 'resume_only' } });
   },
 
+  /** What a stored run waits for (its open approvals and other waits), from any process (see `pendingStored`). */
+  pending: pendingStored,
   /** Records a decision for a stored run's pending approval, from any process (see `decideStored`). */
   decide: decideStored,
   /** Delivers an external event to a stored run's calls waiting for it, from any process (see `signalStored`). */
