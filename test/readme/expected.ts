@@ -10,6 +10,8 @@ export const EXPECTED_STDOUT: Record<string, string | RegExp> = {
     // The payment event is signalled as soon as its wait opens; the timer ends 100 ms later.
     'event false\n{"amount":4200}\ntimer false\nPaid.\n',
   'docs/tools.md › Policies': '1\n',
+  // The subscriber sees the call; the plugin closes before Runner.run resolves; the reminder is in request 2, never in the transcript.
+  'docs/plugins.md › Plugins': 'todo_write 2 items\ntodo closed\nKeep your plan in todo_write. | <system-reminder>Todo: book; pay</system-reminder>\nfalse\n',
   'docs/approvals-and-waits.md › Approvals': 'Refunded A123.\n',
   // The user's image and the tool's screenshot keep their parts; `content` is the text projection.
   'docs/tools.md › Images and files (content parts)':
