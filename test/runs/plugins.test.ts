@@ -231,12 +231,21 @@ describe('plugins', () => {
 
   it('mcpPlugin connects the server when its agent becomes active and closes it when the run ends', async () => {
     const fixture = fileURLToPath(new URL('../fixtures/mcp/stdio-server.mjs', import.meta.url));
+    const plugin = mcpPlugin({ name: 'fx', command: process.execPath, args: [fixture], tools: ['add'] });
+    // Watches the plugin: when its setup ran, and the tools it gave (to call them after the run).
+    const log: string[] = [];
+    let given: PluginSetup | undefined;
+    const watched: Plugin = { name: plugin.name, setup: async (ctx) => (log.push(`connect (${ctx.agent.name})`), (given = (await plugin.setup(ctx)) as PluginSetup)) };
     const model = new ScriptedModel([call('transfer_to_calc', {}, 'h1'), call('fx__add', { a: 2, b: 3 }, 'c1'), text('five')]);
-    const calc = new Agent({ name: 'calc', model, plugins: [mcpPlugin({ name: 'fx', command: process.execPath, args: [fixture], tools: ['add'] })] });
+    const calc = new Agent({ name: 'calc', model, plugins: [watched] });
     const front = new Agent({ name: 'front', model, handoffs: [calc] });
-    const events = await collect(Runner.stream(front, 'add 2 and 3'));
+    const events = await run(front, log);
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'five' });
     expect(events.find((e) => e.type === 'tool_call_completed' && e.call.id === 'c1')).toMatchObject({ output: '5', isError: false });
+    expect(log.slice(0, 9)).toEqual(['run_started', 'turn_started', 'message_completed', 'tool_call_started:h1', 'tool_call_completed:h1', 'turn_ended', 'handoff_occurred', 'connect (calc)', 'turn_started']);
     expect(model.requests.map((r) => r.tools.map((t) => t.name))).toEqual([['transfer_to_calc'], ['fx__add'], ['fx__add']]);
+    // The run closed the connection: the server's tool now says so.
+    const after = await Runner.run(new Agent({ name: 'x', model: new ScriptedModel([call('fx__add', { a: 1, b: 1 }, 'c2'), text('x')]), tools: [...given!.tools!] }), 'go');
+    expect(after.transcript[2]).toMatchObject({ role: 'tool', content: "Tool error: MCP server 'fx' failed on tool 'add': the server connection was closed", isError: true });
   });
 });
