@@ -20,7 +20,7 @@ import { RunAbort } from './run-abort.js';
 import { withRecallTool } from '../context/recall-tool.js';
 import { activePolicy } from '../context/policy.js';
 import { RunExtra, givenExtra } from './extra.js';
-import type { HookSet, NamedInjector } from './hook-set.js';
+import { NO_INJECTORS, pluginInjectors, withPluginHooks, type HookSet, type NamedInjector } from './hook-set.js';
 import { closersOf, type AgentPlugins } from '../plugins/plugin-setup.js';
 import type { PluginCloser } from '../plugins/plugin-close.js';
 
@@ -248,7 +248,6 @@ const runStates = new WeakSet<object>();
 /** Every run that was not restored has none; shared (it is read-only), restoring replaces it. */
 const NO_STORED_APPROVALS: RunState['storedApprovals'] = new Map();
 const NO_STORED_WAITS: RunState['storedWaits'] = new Map();
-const NO_INJECTORS: readonly NamedInjector[] = Object.freeze([]);
 
 /** Whether `value` is a run's state record (inspection summarises it instead of walking it). */
 export function isRunState(value: unknown): value is RunState {
@@ -376,16 +375,7 @@ export function agentSetup(state: RunState, agent: Agent, plugins: AgentPlugins 
   const tools = withRecallTool(table, activePolicy({ options: state.options, agent }) !== undefined);
   const own = [agent.systemPrompt(state.deps), ...active.map((p) => p.instructions)].filter((t) => t !== '').join('\n\n');
   const system = state.extraSystem ? (own ? `${own}\n\n${state.extraSystem}` : state.extraSystem) : own;
-  const hookSet: HookSet =
-    active.length === 0
-      ? agent
-      : {
-          hooks: [...agent.hooks, ...active.flatMap((p) => p.hooks)],
-          inputGuardrails: [...agent.inputGuardrails, ...active.flatMap((p) => p.inputGuardrails)],
-          outputGuardrails: [...agent.outputGuardrails, ...active.flatMap((p) => p.outputGuardrails)],
-        };
-  const viewInjectors = active.some((p) => p.viewInjectors.length > 0) ? active.flatMap((p) => p.viewInjectors.map((inject) => ({ plugin: p.name, agent: agent.name, inject }))) : NO_INJECTORS;
-  return { agent, tools, toolSchemas: [...tools.values()].map(toToolSchema), system, hookSet, viewInjectors, plugins };
+  return { agent, tools, toolSchemas: [...tools.values()].map(toToolSchema), system, hookSet: withPluginHooks(agent, active), viewInjectors: pluginInjectors(agent, active), plugins };
 }
 
 /** Makes the agent of `setup` the active agent: its tools, schemas, system prompt, hooks; plugins set up for it now are kept (and closed when the run ends). */
