@@ -213,6 +213,17 @@ describe('plugins', () => {
     expect(resumedLog).toEqual(['setup p (a, resumed)', 'close p']);
   });
 
+  it('a close that throws is reported as a process warning; the other closes still run and the outcome is unchanged', async () => {
+    const log: string[] = [];
+    const warned = new Promise<Error & { code?: string }>((resolve) => process.once('warning', resolve));
+    const broken: Plugin = { name: 'broken', setup: () => ({ close: () => { throw new Error('socket gone'); } }) };
+    const result = await Runner.run(new Agent({ name: 'a', model: new ScriptedModel([text('fine')]), plugins: [logged('first', log), broken] }), 'go');
+    expect(result.output).toBe('fine');
+    expect(log).toEqual(['setup first (a)', 'close first']);
+    const warning = await warned;
+    expect([warning.message, warning.code]).toEqual(["Plugin 'broken' of agent 'a': close failed: socket gone", 'TROUPE_PLUGIN_CLOSE']);
+  });
+
   it('a run cancelled while a setup runs closes that setup once it returns', async () => {
     const log: string[] = [];
     const gate = deferred<void>();
