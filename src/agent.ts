@@ -8,6 +8,8 @@ import type { ResultRenderer, Tool } from './tools/tool.js';
 import type { Message, ToolCallRequest } from './types.js';
 import type { AgentHooks, Guardrail, OutputOptions } from './hooks.js';
 import { resolvePolicy, type ContextPolicy } from './context/policy.js';
+import type { Plugin } from './plugins/plugin.js';
+import { checkPlugins } from './plugins/plugin-setup.js';
 
 /** What an approval handler answers: allow, deny, or leave it to the stream consumer. */
 export type ApprovalDecision = boolean | 'allow' | 'deny' | 'ask';
@@ -41,6 +43,12 @@ export interface AgentOptions<Deps = any> extends OutputOptions<Deps> {
   hooks?: AgentHooks<Deps> | readonly AgentHooks<Deps>[];
   /** View-only compaction of what the model is sent (see ContextPolicy); a run's `contextPolicy` option overrides it. */
   contextPolicy?: ContextPolicy;
+  /**
+   * Plugins (see Plugin): each is set up once per run when this agent becomes active, and
+   * brings tools, instructions, view injectors, hooks, guardrails and a close. Names must be
+   * unique (a UserError here, before any setup).
+   */
+  plugins?: readonly Plugin<Deps>[];
 }
 
 export const DEFAULT_MAX_TOOL_OUTPUT_CHARS = 200_000;
@@ -63,6 +71,7 @@ const AGENT_KEYS = optionKeys<AgentOptions>({
   outputType: true,
   inputGuardrails: true,
   outputGuardrails: true,
+  plugins: true,
 });
 const HOOK_KEYS = optionKeys<AgentHooks>({ beforeModelCall: true, afterModelResponse: true, beforeToolCall: true, afterToolCall: true, shouldStopAfterTurn: true, onRunEnd: true });
 const SETTINGS_KEYS = optionKeys<ModelSettings>({ temperature: true, maxTokens: true, parallelToolCalls: true, providerOptions: true });
@@ -111,6 +120,7 @@ function checkAgentOptions(options: AgentOptions<any>): void {
     checkOptionKeys(h, HOOK_KEYS, `${where} hook`);
     for (const [name, fn] of Object.entries(h as object)) if (fn !== undefined && typeof fn !== 'function') throw new UserError(`${where}: hook ${name} must be a function, got ${shown(fn)}.`);
   });
+  checkPlugins(options.plugins, where);
   if (options.settings !== undefined) checkOptionKeys(options.settings, SETTINGS_KEYS, `${where} settings`, 'field');
   if (options.approvalHandler !== undefined && typeof options.approvalHandler !== 'function') throw new UserError(`${where}: approvalHandler must be a function, got ${shown(options.approvalHandler)}.`);
   if (options.toolExecution !== undefined && options.toolExecution !== 'parallel' && options.toolExecution !== 'sequential') {
@@ -143,6 +153,7 @@ export class Agent<Deps = any> {
   readonly inputGuardrails: readonly Guardrail<readonly Message[], Deps>[];
   readonly outputGuardrails: readonly Guardrail<unknown, Deps>[];
   readonly contextPolicy: ContextPolicy | undefined;
+  readonly plugins: readonly Plugin<Deps>[];
 
   /** @throws UserError on an unknown option (naming the closest one) or a malformed value. */
   constructor(options: AgentOptions<Deps>) {
@@ -166,6 +177,7 @@ export class Agent<Deps = any> {
     // A malformed policy fails here, not at the first long request.
     if (options.contextPolicy !== undefined) resolvePolicy(options.contextPolicy);
     this.contextPolicy = options.contextPolicy;
+    this.plugins = Object.freeze([...(options.plugins ?? [])]);
   }
 
   /** This agent as a tool: each call runs it as a child run of the caller. */
@@ -179,16 +191,22 @@ export class Agent<Deps = any> {
   }
 
   /**
-   * Every tool the model can call, keyed by name. Tools, handoffs (and later MCP and
-   * built-ins) share one namespace; a clash is a UserError before any tool runs.
+   * Every tool the model can call, keyed by name, merged in a fixed order: the agent's tools,
+   * then its plugins' tools (`pluginTools`, once set up, in plugin order), then its handoffs.
+   * They share one namespace; a clash is a UserError naming both sources, before any tool runs.
    */
-  toolTable(): Map<string, Tool<Deps>> {
+  toolTable(pluginTools: ReadonlyArray<{ readonly source: string; readonly tools: readonly Tool<any>[] }> = []): Map<string, Tool<Deps>> {
     const table = new Map<string, Tool<Deps>>();
-    const handoffTools = this.handoffs.map((h) => (h instanceof Agent ? handoff(h) : h));
-    for (const t of [...this.tools, ...handoffTools]) {
-      if (table.has(t.name)) throw new UserError(`Tool name conflict for '${t.name}' from ${t.source}.`);
+    const sources = new Map<string, string>();
+    const add = (t: Tool<Deps>, source: string): void => {
+      const earlier = sources.get(t.name);
+      if (earlier !== undefined) throw new UserError(`Tool name conflict for '${t.name}' from ${source} (also from ${earlier}).`);
       table.set(t.name, t);
-    }
+      sources.set(t.name, source);
+    };
+    for (const t of this.tools) add(t, t.source);
+    for (const { source, tools } of pluginTools) for (const t of tools) add(t as Tool<Deps>, source);
+    for (const h of this.handoffs) add(h instanceof Agent ? handoff(h) : h, 'handoffs');
     return table;
   }
 }

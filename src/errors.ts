@@ -238,3 +238,22 @@ export class OutputValidationError extends TroupeError {
     this.output = output;
   }
 }
+
+/**
+ * A plugin failed: its `setup` threw or returned something malformed, or one of its view
+ * injectors threw. The run fails with it (every open call still gets its one result);
+ * `plugin` and `agent` name where it happened, `stage` what was running.
+ */
+export class PluginError extends TroupeError {
+  override readonly code = 'PLUGIN_ERROR';
+  readonly plugin: string;
+  readonly agent: string;
+  readonly stage: 'setup' | 'view';
+  constructor(plugin: string, agent: string, stage: 'setup' | 'view', cause: unknown) {
+    const what = stage === 'setup' ? 'setup failed' : 'view injector failed';
+    super(`Plugin '${plugin}' of agent '${agent}': ${what}: ${cause instanceof Error ? cause.message || cause.name : String(cause)}`, { cause });
+    this.plugin = plugin;
+    this.agent = agent;
+    this.stage = stage;
+  }
+}

@@ -22,6 +22,7 @@ export {
   GuardrailTripped,
   OutputValidationError,
   WaitTimeout,
+  PluginError,
   type ArgumentIssue,
   type BudgetKind,
 } from './errors.js';
@@ -38,6 +39,8 @@ export type { PendingApproval, ApprovalTarget } from './runtime/approvals.js';
 export type { HumanRequest, HumanAnswer } from './runtime/humans.js';
 export type { AgentHooks, HookContext, ModelCallView, AfterModelResponse, AfterTurn, HookedCall, HookedResult, Guardrail, GuardrailVerdict } from './hooks.js';
 export type { RunOptions, InspectionObserver } from './runtime/run-options.js';
+export type { RunSubscriber, RunEventHandler } from './runtime/subscribers.js';
+export type { Plugin, PluginContext, PluginSetup, ViewInjector } from './plugins/plugin.js';
 export {
   MemoryCheckpointStore,
   type CheckpointStore,

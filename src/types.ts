@@ -256,6 +256,20 @@ export interface RunSuspendedEvent extends EventBase {
   readonly waits: readonly WaitView[];
   readonly usage: Usage;
 }
+/**
+ * A run-level event subscriber (`RunOptions.on`, `handle.on`) threw, or its promise rejected,
+ * while handling an event: the handler is skipped, the run goes on unchanged. `runId`, `path`
+ * and `agent` are those of the event it was handling, `eventType` its type, `subscribedTo` the
+ * key the handler was registered under (that type or '*'). Comes just before that event in the
+ * stream (subscribers see each event before the stream does); for an async handler, when its
+ * promise rejects (dropped once the stream has ended).
+ */
+export interface SubscriberFailedEvent extends EventBase {
+  readonly type: 'subscriber_failed';
+  readonly eventType: RunEventType;
+  readonly subscribedTo: RunEventType | '*';
+  readonly error: Error;
+}
 /** An approval a suspended run waits for. */
 export interface SuspendedApproval {
   readonly approvalId: string;
@@ -290,6 +304,7 @@ export type RunEvent =
   | TurnEndedEvent
   | RunCompletedEvent
   | RunFailedEvent
-  | RunSuspendedEvent;
+  | RunSuspendedEvent
+  | SubscriberFailedEvent;
 
 export type RunEventType = RunEvent['type'];

@@ -78,7 +78,7 @@ describe('a run', () => {
     expect(trace(events)).toEqual(['run_started', 'run_failed']);
     const failed = events[1] as Extract<RunEvent, { type: 'run_failed' }>;
     expect(failed.error).toBeInstanceOf(UserError);
-    expect(failed.error.message).toBe("Tool name conflict for 'add' from agent tools.");
+    expect(failed.error.message).toBe("Tool name conflict for 'add' from agent tools (also from agent tools).");
     await expect(handle.result()).rejects.toThrow(UserError);
     expect(ran).toBe(0);
     expect(model.requests).toHaveLength(0);

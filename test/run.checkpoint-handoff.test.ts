@@ -66,7 +66,7 @@ describe('handoff barrier hook', () => {
     const t = tool({ name: 'transfer_to_b', description: 'd', parameters: z.object({}), execute: () => 1 });
     const h: Tool = { ...t, handoff: { targetName: 'b' }, source: 'handoffs' };
     const model = new ScriptedModel([text('x')]);
-    await expect(Runner.run(new Agent({ name: 'a', model, tools: [t], handoffs: [h] }), 'q')).rejects.toThrow("Tool name conflict for 'transfer_to_b' from handoffs.");
+    await expect(Runner.run(new Agent({ name: 'a', model, tools: [t], handoffs: [h] }), 'q')).rejects.toThrow("Tool name conflict for 'transfer_to_b' from handoffs (also from agent tools).");
   });
 });
 

@@ -10,7 +10,7 @@ describe('the run statechart', () => {
   it('has the explicit states of the design', () => {
     const root = getRunMachine().root;
     expect(Object.keys(root.states)).toEqual(['idle', 'restoring', 'starting', 'turn', 'ending', 'finishing', 'savingSession', 'stopping', 'suspending', 'completed', 'failed', 'cancelled', 'suspended']);
-    expect(Object.keys(root.states.turn!.states)).toEqual(['checkLimits', 'model', 'executing', 'turnEnd', 'afterTurn', 'checkpoint', 'handoff']);
+    expect(Object.keys(root.states.turn!.states)).toEqual(['checkLimits', 'pluginSetup', 'model', 'executing', 'turnEnd', 'afterTurn', 'checkpoint', 'handoff']);
     expect(Object.keys(root.states.turn!.states.executing!.states)).toEqual(['preflight', 'throttled', 'approvalWait', 'barrier', 'draining']);
     expect(['completed', 'failed', 'cancelled', 'suspended'].map((s) => root.states[s]!.type)).toEqual(['final', 'final', 'final', 'final']);
   });

@@ -1,8 +1,12 @@
 import { fromPromise } from 'xstate';
 import type { RestoredState } from '../runtime/run-restore.js';
+import type { AgentSetup } from '../runtime/run-state.js';
 
 /** Loads the session's history and the stored run before a run's first step; resolves with what it loaded (the run applies it). */
-export const restoreActor = fromPromise<RestoredState, { load(): Promise<RestoredState> }>(({ input }) => input.load());
+export const restoreActor = fromPromise<RestoredState, { load(signal: AbortSignal): Promise<RestoredState> }>(({ input, signal }) => input.load(signal));
+
+/** Sets up the active agent's plugins when it becomes active; resolves with the agent's setup (the run applies it). */
+export const pluginSetupActor = fromPromise<AgentSetup, { activate(signal: AbortSignal): Promise<AgentSetup> }>(({ input, signal }) => input.activate(signal));
 
 /** Output guardrails and onRunEnd hooks when a run would complete; resolves with the messages that continue it. */
 export const runEndActor = fromPromise<string[], { check(): Promise<string[]> }>(({ input }) => input.check());

@@ -5,6 +5,7 @@ import type { PreflightVerdictEvent } from '../runtime/run-calls.js';
 import type { ModelAnswerEvent } from '../runtime/run-turn.js';
 import type { WaitOutcome } from '../waits/wait-types.js';
 import type { RestoredState } from '../runtime/run-restore.js';
+import type { AgentSetup } from '../runtime/run-state.js';
 import type { AncestorSpendEvent, ChildSpendEvent, SubRunLifecycleEvent } from '../runtime/run-spend.js';
 import type { HandoffInputFilter } from '../handoff/handoff.js';
 
@@ -48,6 +49,8 @@ export type RunMachineEvent =
   | DoneActorEvent<WaitOutcome, 'approval'>
   | DoneActorEvent<string[], 'runEnd'>
   | ErrorActorEvent<unknown, 'runEnd'>
+  | DoneActorEvent<AgentSetup, 'pluginSetup'>
+  | ErrorActorEvent<unknown, 'pluginSetup'>
   | DoneActorEvent<boolean, 'afterTurn'>
   | ErrorActorEvent<unknown, 'afterTurn'>
   | DoneActorEvent<void, 'session'>

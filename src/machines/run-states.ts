@@ -10,6 +10,7 @@ export const RUN_STATE = {
   starting: 'run.starting',
   turn: 'run.turn',
   checkLimits: 'run.turn.checkLimits',
+  pluginSetup: 'run.turn.pluginSetup',
   model: 'run.turn.model',
   executing: 'run.turn.executing',
   preflight: 'run.turn.executing.preflight',

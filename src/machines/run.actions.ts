@@ -6,6 +6,8 @@ import { admitCalls, cancelFromResults, closeOpenCalls, dispatchAlone, recordRes
 import { cancel, emitCompleted, emitFailed, fail, failWithGuardrail, failWithOutputError, failWithStoreError, queueEndMessages, queueRepair, saveCheckpoint } from '../runtime/run-end.js';
 import { emitSuspended, parkRun } from '../runtime/run-park.js';
 import { applyRestore } from '../runtime/run-restore.js';
+import { closePlugins } from '../runtime/run-plugins.js';
+import { applyAgentSetup } from '../runtime/run-state.js';
 import { foldAncestorSpend, foldChildSpend } from '../runtime/run-spend.js';
 import { trackSubRun, untrackSubRun } from '../runtime/run-subruns.js';
 import { applyHandoff, discardReply, endTurn, queueMessage, queueSteer, recordHandoff, recordReply, requestModel, startRun, startTurn, withdrawSteer } from '../runtime/run-turn.js';
@@ -49,6 +51,14 @@ export const runActions = {
   // ── a turn ──
   failWithTurnLimit: ({ context }: RunActionArgs) => fail(context.run, turnStartViolation(context.run, Date.now()) ?? new TroupeError('turn limit reached')),
   startTurn: ({ context }: RunActionArgs) => startTurn(context.run),
+  applyPluginSetup: ({ context, event }: RunActionArgs) => {
+    assertEvent(event, 'xstate.done.actor.pluginSetup');
+    applyAgentSetup(context.run, event.output);
+  },
+  failWithPluginError: ({ context, event }: RunActionArgs) => {
+    assertEvent(event, 'xstate.error.actor.pluginSetup');
+    fail(context.run, named(event.error, 'plugin setup failed'));
+  },
   requestModel: ({ context }: RunActionArgs) => requestModel(context.run),
   recordReply: ({ context, event }: RunActionArgs) => {
     assertEvent(event, 'model.replied');
@@ -176,6 +186,7 @@ export const runActions = {
   cancel: ({ context }: RunActionArgs) => cancel(context.run),
   emitCompleted: ({ context }: RunActionArgs) => emitCompleted(context.run),
   emitFailed: ({ context }: RunActionArgs) => emitFailed(context.run),
+  closePlugins: ({ context }: RunActionArgs) => closePlugins(context.run),
   // The tool executor is created with the run's first call (a run without calls never has one); it goes with the run.
   // (A run without one names no child: '' is no child's id.)
   stopToolExecutor: stopChild<RunMachineContext, RunMachineEvent, undefined, RunMachineEvent>(({ context }) => context.run.executor ?? ''),

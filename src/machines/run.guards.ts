@@ -1,10 +1,10 @@
 import { assertEvent } from 'xstate';
-import type { Agent } from '../agent.js';
 import { approvalOutcome, editedArgs } from '../runtime/run-approvals.js';
 import { cancelFromResults, currentSlot, settlesAllInFlight } from '../runtime/run-calls.js';
 import { finishesAfterTurn, inputCheckPending, outputProblem } from '../runtime/run-end.js';
 import { parkNow } from '../runtime/run-park.js';
-import { hasHook } from '../runtime/run-hooks.js';
+import { pluginsUnset } from '../runtime/run-plugins.js';
+import { hasHook, type HookSet } from '../runtime/run-hooks.js';
 import { needsLoading } from '../runtime/run-restore.js';
 import type { RunState } from '../runtime/run-state.js';
 import { replyViolationAfter } from '../runtime/run-spend.js';
@@ -42,6 +42,7 @@ export const runGuards = {
   resumeInTurn: ({ context }: RunGuardArgs) => context.run.resumeInTurn,
   // ── a turn ──
   turnLimitReached: ({ context }: RunGuardArgs) => turnStartViolation(context.run, Date.now()) !== undefined,
+  pluginsUnset: ({ context }: RunGuardArgs) => pluginsUnset(context.run),
   replyRetried: ({ event }: RunGuardArgs) => {
     assertEvent(event, 'model.replied');
     const verdict = event.output.verdict;
@@ -87,14 +88,14 @@ export const runGuards = {
   stopRequested: ({ context }: RunGuardArgs) => context.run.stopError !== undefined,
   // shouldStopAfterTurn hooks (a soft stop) have not yet been asked about this turn's results.
   stopAfterTurnUnasked: ({ context }: RunGuardArgs) => {
-    const { batch, agent } = context.run;
-    return batch.stopAfterTurn === undefined && !batch.stopped && batch.reply !== undefined && batch.reply.toolCalls.length > 0 && hasHook(agent, 'shouldStopAfterTurn');
+    const { batch, hookSet } = context.run;
+    return batch.stopAfterTurn === undefined && !batch.stopped && batch.reply !== undefined && batch.reply.toolCalls.length > 0 && hasHook(hookSet, 'shouldStopAfterTurn');
   },
   spendOverBudget: ({ context }: RunGuardArgs) => spendViolation(context.run) !== undefined,
   turnUnsaved: ({ context }: RunGuardArgs) => context.run.runLog !== undefined && !context.run.turnSaved,
   outputNeedsRepair: ({ context }: RunGuardArgs) => !context.run.repairUsed && outputProblem(context.run) !== undefined,
   outputInvalid: ({ context }: RunGuardArgs) => context.run.repairUsed && outputProblem(context.run) !== undefined,
-  endChecksPending: ({ context }: RunGuardArgs) => finishesAfterTurn(context.run) && (hasEndChecks(context.run.agent) || inputCheckPending(context.run)),
+  endChecksPending: ({ context }: RunGuardArgs) => finishesAfterTurn(context.run) && (hasEndChecks(context.run.hookSet) || inputCheckPending(context.run)),
   runFinished: ({ context }: RunGuardArgs) => finishesAfterTurn(context.run),
   handoffPending: ({ context }: RunGuardArgs) => context.run.pendingHandoff !== undefined,
   // onRunEnd returned messages, or a steer / follow-up arrived while the end checks ran: nothing queued is lost.
@@ -111,6 +112,6 @@ export const runGuards = {
 export type RunGuardName = keyof typeof runGuards;
 
 /** Output guardrails or onRunEnd hooks must run before a run may complete. */
-function hasEndChecks(agent: Agent): boolean {
+function hasEndChecks(agent: HookSet): boolean {
   return agent.outputGuardrails.length > 0 || hasHook(agent, 'onRunEnd');
 }

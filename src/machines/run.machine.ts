@@ -1,9 +1,10 @@
 import { setup } from 'xstate';
-import { restoreActor, runEndActor, sessionSaveActor, stopAfterTurnActor } from '../actors/run-work.js';
+import { pluginSetupActor, restoreActor, runEndActor, sessionSaveActor, stopAfterTurnActor } from '../actors/run-work.js';
 import { waitMachine } from '../waits/wait.machine.js';
 import { approvalInput } from '../runtime/run-approvals.js';
 import { runEndInput } from '../runtime/run-end.js';
 import { stopAfterTurnInput } from '../runtime/run-hooks.js';
+import { pluginSetupInput } from '../runtime/run-plugins.js';
 import { restoreInput, sessionInput } from '../runtime/run-restore.js';
 import { createRunState, type RunInput, type RunOutcome } from '../runtime/run-state.js';
 import type { RunMachineEvent } from './run-events.js';
@@ -20,7 +21,7 @@ export type { RunMachineEvent } from './run-events.js';
  * with `.provide()`.
  *
  * idle → [restoring] → starting → turn ⟲ → finishing → completed
- *   turn = checkLimits → model → executing (preflight ⇄ approvalWait | barrier | throttled → draining) → turnEnd
+ *   turn = checkLimits → [pluginSetup, once per agent and run] → model → executing (preflight ⇄ approvalWait | barrier | throttled → draining) → turnEnd
  *   turnEnd decides, in order: stop, spend, soft stop asked (afterTurn, then back), save (checkpoint, then back), repair, output, end checks
  *   (ending), finished (finishing), handoff, next turn.
  * terminal: completed, failed, cancelled (reports run_failed(RunCancelled)), suspended (a
@@ -41,6 +42,7 @@ export const runMachine = setup({
     restore: restoreActor,
     runEnd: runEndActor,
     afterTurn: stopAfterTurnActor,
+    pluginSetup: pluginSetupActor,
     session: sessionSaveActor,
   },
 }).createMachine({
@@ -109,7 +111,23 @@ export const runMachine = setup({
       states: {
         // Every turn starts here: the turn limit and the budgets are checked before the model is asked.
         checkLimits: {
-          always: [{ guard: 'turnLimitReached', target: '#run.failed', actions: 'failWithTurnLimit' }, { target: 'model', actions: 'startTurn' }],
+          always: [
+            { guard: 'turnLimitReached', target: '#run.failed', actions: 'failWithTurnLimit' },
+            // The active agent's plugins are set up once per run, before its first model request (at the start, or after a handoff made it active).
+            { guard: 'pluginsUnset', target: 'pluginSetup' },
+            { target: 'model', actions: 'startTurn' },
+          ],
+        },
+        // Plugins (lovia's): the active agent's plugins' setups, one at a time; their tools, instructions, hooks and view injectors join it.
+        pluginSetup: {
+          invoke: {
+            id: 'pluginSetup',
+            src: 'pluginSetup',
+            input: ({ context }) => pluginSetupInput(context.run),
+            onDone: { target: 'checkLimits', actions: 'applyPluginSetup' },
+            // A setup that threw (PluginError) or a tool name clash with the plugins' tools (UserError).
+            onError: { target: '#run.failed', actions: 'failWithPluginError' },
+          },
         },
         model: {
           entry: 'requestModel',
@@ -256,10 +274,11 @@ export const runMachine = setup({
     },
     // Parked at a wait: the head is stored as "suspended" (the requests are logged already), then the lease is released.
     suspending: { entry: 'parkRun', on: { 'checkpoint.saved': { target: 'suspended' } } },
-    completed: { type: 'final', entry: 'emitCompleted' },
-    failed: { type: 'final', entry: 'emitFailed' },
-    cancelled: { type: 'final', entry: ['cancel', 'emitFailed'] },
-    suspended: { type: 'final', entry: 'emitSuspended' },
+    // Every ending closes the run's set-up plugins (closePlugins: once each, last first).
+    completed: { type: 'final', entry: ['emitCompleted', 'closePlugins'] },
+    failed: { type: 'final', entry: ['emitFailed', 'closePlugins'] },
+    cancelled: { type: 'final', entry: ['cancel', 'emitFailed', 'closePlugins'] },
+    suspended: { type: 'final', entry: ['emitSuspended', 'closePlugins'] },
   },
 });
 

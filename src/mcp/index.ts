@@ -11,3 +11,4 @@ export {
   type McpApproval,
 } from './mcp.js';
 export { renderContent as renderMcpContent, contentParts as mcpContentParts } from './mcp-content.js';
+export { mcpPlugin } from './mcp-plugin.js';

@@ -65,8 +65,10 @@ export function launchRun(params: LaunchParams): LaunchedRun {
       options.signal?.removeEventListener('abort', onAbort);
       const snapshot = actor.getSnapshot() as { output: RunOutcome; context: { run: RunState } };
       // The outcome is given once the run's last writes are stored and its lease is released.
-      const log = snapshot.context.run.runLog;
-      if (log) void log.close().then(() => settle(snapshot.output));
+      // …and once every plugin's close has settled (closePlugins).
+      const { runLog: log, pluginsClosed } = snapshot.context.run;
+      const closed = pluginsClosed && log ? Promise.all([pluginsClosed, log.close()]) : (pluginsClosed ?? log?.close());
+      if (closed) void closed.then(() => settle(snapshot.output));
       else settle(snapshot.output);
     },
     // An error inside the statechart itself must still end the stream with run_failed.

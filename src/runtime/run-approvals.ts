@@ -54,7 +54,7 @@ export function approvalInput(state: RunState): WaitInput {
     detail: { tool: slot.call.name, args: slot.args },
   };
   const reportFailure = (error: Error): void => state.sink({ type: 'tool_call_failed', ...base, turn, call: slot.call, error, attempt: 0, willRetry: false });
-  const needsCheck = typeof slot.tool!.needsApproval === 'function' || hasHook(state.agent, 'beforeToolCall');
+  const needsCheck = typeof slot.tool!.needsApproval === 'function' || hasHook(state.hookSet, 'beforeToolCall');
   return {
     view,
     kind: approvalKind,
@@ -88,9 +88,9 @@ export function approvalInput(state: RunState): WaitInput {
 
 /** beforeToolCall hooks (a block ends it, denied), then the needsApproval predicate (falsy: approved without asking). Never rejects. */
 async function checkApproval(state: RunState, slot: CallSlot, reportFailure: (error: Error) => void): Promise<WaitCheck> {
-  if (hasHook(state.agent, 'beforeToolCall')) {
+  if (hasHook(state.hookSet, 'beforeToolCall')) {
     try {
-      const blockedBy = await blockReason(state.agent, { call: slot.call, tool: slot.tool!, args: slot.args }, hookContext(state));
+      const blockedBy = await blockReason(state.hookSet, { call: slot.call, tool: slot.tool!, args: slot.args }, hookContext(state));
       if (blockedBy !== undefined) return { open: false, resolution: { approved: false, blockedBy }, by: 'hook' };
     } catch (error) {
       const failure = error instanceof Error ? error : new Error(String(error));

@@ -52,7 +52,7 @@ export function admitCalls(state: RunState): PreflightVerdictEvent['type'] {
         claimedHandoff: batch.claimedHandoff,
         sequentialBatch: batch.sequential,
         overBudget: callOverBudget(state, Date.now()),
-        hooked: hasHook(state.agent, 'beforeToolCall'),
+        hooked: hasHook(state.hookSet, 'beforeToolCall'),
         cutOff: state.lastReply?.finishReason === 'length',
       });
       switch (verdict.kind) {
@@ -164,7 +164,7 @@ class DispatchedCall implements CallJob {
     this.timeoutMs = tool.timeoutMs ?? agent.defaultToolTimeoutMs;
     this.maxOutputChars = tool.maxOutputChars === undefined ? agent.maxToolOutputChars : tool.maxOutputChars;
     this.agentRenderer = agent.toolResultRenderer;
-    this.reshape = hasHook(agent, 'afterToolCall') ? afterToolCallFor(state, slot) : undefined;
+    this.reshape = hasHook(state.hookSet, 'afterToolCall') ? afterToolCallFor(state, slot) : undefined;
     // What the events of this call name: the run, agent and turn as they are at dispatch.
     this.runId = state.runId;
     this.path = state.path;
@@ -200,7 +200,7 @@ function afterToolCallFor(state: RunState, slot: CallSlot): (outcome: CallOutcom
   const call = { call: slot.call, tool: slot.tool!, args: slot.args };
   return async (outcome) => {
     try {
-      const shaped = await reshapeResult(state.agent, call, { output: outcome.output, isError: outcome.isError, result: outcome.result }, hookContext(state));
+      const shaped = await reshapeResult(state.hookSet, call, { output: outcome.output, isError: outcome.isError, result: outcome.result }, hookContext(state));
       // A hook that changes the text replaces the result: its parts are dropped.
       return shaped.output === outcome.output && shaped.isError === outcome.isError ? outcome : { ...outcome, output: shaped.output, isError: shaped.isError, terminate: outcome.terminate && !shaped.isError, parts: undefined };
     } catch (error) {

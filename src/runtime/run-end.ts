@@ -43,7 +43,7 @@ export function runEndInput(state: RunState): { check(): Promise<string[]> } {
     check: async () => {
       // The input guardrails may still be deciding: the run cannot complete before they pass.
       if (state.inputCheck && !state.inputChecked) await state.inputCheck;
-      const agent = state.agent;
+      const agent = state.hookSet;
       const ctx = hookContext(state);
       const value = finalValue(state);
       if (agent.outputGuardrails.length > 0) await checkGuardrails('output', agent.outputGuardrails, value, ctx);

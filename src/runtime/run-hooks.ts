@@ -1,9 +1,12 @@
-import type { Agent } from '../agent.js';
-import { GuardrailTripped, HookError, UserError } from '../errors.js';
+import { GuardrailTripped, HookError, PluginError, UserError } from '../errors.js';
 import type { AfterModelResponse, Guardrail, HookContext, HookedCall, HookedResult, JudgedReply, ModelCallView } from '../hooks.js';
 import type { AssistantMessage, Message, ToolCallRequest, ToolResultMessage } from '../types.js';
 import type { RunState } from './run-state.js';
 import { runExtra } from './extra.js';
+import type { HookSet, NamedInjector } from './hook-set.js';
+
+export type { HookSet, NamedInjector } from './hook-set.js';
+
 
 /**
  * What hooks and guardrails are told about the run (a view; they cannot change the run
@@ -31,7 +34,7 @@ export function hookContext(state: RunState): HookContext {
  * gets a deep copy of the messages: a hook may change it freely (even in place) without
  * changing the transcript, the log or the session. @throws HookError
  */
-export async function shapeRequest(agent: Agent, view: ModelCallView, ctx: HookContext): Promise<ModelCallView> {
+export async function shapeRequest(agent: HookSet, view: ModelCallView, ctx: HookContext): Promise<ModelCallView> {
   let current: ModelCallView = { system: view.system, messages: structuredClone(view.messages) as Message[] };
   for (const hooks of agent.hooks) {
     if (!hooks.beforeModelCall) continue;
@@ -45,11 +48,50 @@ export async function shapeRequest(agent: Agent, view: ModelCallView, ctx: HookC
   return current;
 }
 
+type RequestView = { readonly system: string; readonly messages: readonly Message[] };
+
+/**
+ * The beforeModelCall step of a model request (undefined when there is nothing to do): the
+ * plugins' view injectors append their entries to the request's messages (a new array: the
+ * transcript never changes), then the beforeModelCall hooks see the view.
+ * @throws PluginError (an injector threw or returned something that is not a message), HookError
+ */
+export function viewShaper(injectors: readonly NamedInjector[], hooks: HookSet, ctx: HookContext): (<R extends RequestView>(request: R) => Promise<R>) | undefined {
+  const shapes = hasHook(hooks, 'beforeModelCall');
+  if (injectors.length === 0 && !shapes) return undefined;
+  return async (request) => {
+    const messages = injectors.length === 0 ? request.messages : await injectedView(injectors, request.messages, ctx);
+    return { ...request, ...(shapes ? await shapeRequest(hooks, { system: request.system, messages }, ctx) : { messages }) };
+  };
+}
+
+/** `messages` plus what each injector returned, in order (a string is a user message). */
+async function injectedView(injectors: readonly NamedInjector[], messages: readonly Message[], ctx: HookContext): Promise<readonly Message[]> {
+  const added: Message[] = [];
+  for (const { plugin, agent, inject } of injectors) {
+    let given: unknown;
+    try {
+      given = await inject(ctx);
+    } catch (error) {
+      throw new PluginError(plugin, agent, 'view', error);
+    }
+    if (given === undefined || given === null) continue;
+    const entries = typeof given === 'string' ? [{ role: 'user', content: given }] : Array.isArray(given) ? given : [given];
+    for (const entry of entries as Array<Partial<Message> | null>) {
+      if (typeof entry !== 'object' || entry === null || (entry.role !== 'user' && entry.role !== 'assistant' && entry.role !== 'tool') || typeof entry.content !== 'string') {
+        throw new PluginError(plugin, agent, 'view', new UserError('a view injector must return a string, a message { role, content } or an array of messages'));
+      }
+      added.push(entry as Message);
+    }
+  }
+  return added.length === 0 ? messages : [...messages, ...added];
+}
+
 /**
  * afterModelResponse hooks in order, each seeing the reply as the hooks before it replaced it;
  * the first retry or stop wins, injections add up, replacements apply in order. @throws HookError
  */
-export async function judgeReply(agent: Agent, reply: AssistantMessage, ctx: HookContext): Promise<JudgedReply | undefined> {
+export async function judgeReply(agent: HookSet, reply: AssistantMessage, ctx: HookContext): Promise<JudgedReply | undefined> {
   const inject: string[] = [];
   let current = reply;
   const replaced = (): JudgedReply['replaced'] => (current === reply ? undefined : { content: current.content, toolCalls: current.toolCalls });
@@ -94,7 +136,7 @@ function replacedReply(reply: AssistantMessage, replace: unknown): AssistantMess
 }
 
 /** beforeToolCall hooks in order; the first block wins. Throws what a hook threw (the caller makes it the call's error). */
-export async function blockReason(agent: Agent, call: HookedCall, ctx: HookContext): Promise<string | undefined> {
+export async function blockReason(agent: HookSet, call: HookedCall, ctx: HookContext): Promise<string | undefined> {
   for (const hooks of agent.hooks) {
     const verdict = await hooks.beforeToolCall?.(call, ctx);
     if (verdict && typeof verdict.block === 'string') return verdict.block;
@@ -103,7 +145,7 @@ export async function blockReason(agent: Agent, call: HookedCall, ctx: HookConte
 }
 
 /** afterToolCall hooks in order, each seeing the result the one before returned. Throws what a hook threw. */
-export async function reshapeResult(agent: Agent, call: HookedCall, result: HookedResult, ctx: HookContext): Promise<HookedResult> {
+export async function reshapeResult(agent: HookSet, call: HookedCall, result: HookedResult, ctx: HookContext): Promise<HookedResult> {
   let current = result;
   for (const hooks of agent.hooks) {
     const changed = await hooks.afterToolCall?.(call, current, ctx);
@@ -113,7 +155,7 @@ export async function reshapeResult(agent: Agent, call: HookedCall, result: Hook
 }
 
 /** onRunEnd hooks in order; their messages continue the run. @throws HookError */
-export async function runEndMessages(agent: Agent, result: { output: string; finalOutput: unknown }, ctx: HookContext): Promise<string[]> {
+export async function runEndMessages(agent: HookSet, result: { output: string; finalOutput: unknown }, ctx: HookContext): Promise<string[]> {
   const messages: string[] = [];
   for (const hooks of agent.hooks) {
     if (!hooks.onRunEnd) continue;
@@ -144,7 +186,7 @@ export async function checkGuardrails<V>(kind: 'input' | 'output', guardrails: r
 }
 
 /** Whether any hook object of the agent has this hook (so the chart takes its slower path only when needed). */
-export function hasHook(agent: Agent, name: 'beforeModelCall' | 'afterModelResponse' | 'beforeToolCall' | 'afterToolCall' | 'shouldStopAfterTurn' | 'onRunEnd'): boolean {
+export function hasHook(agent: HookSet, name: 'beforeModelCall' | 'afterModelResponse' | 'beforeToolCall' | 'afterToolCall' | 'shouldStopAfterTurn' | 'onRunEnd'): boolean {
   // Most agents have no hooks: answer without a scan on the per-call path.
   return agent.hooks.length > 0 && agent.hooks.some((h) => typeof h[name] === 'function');
 }
@@ -154,7 +196,7 @@ export function hasHook(agent: Agent, name: 'beforeModelCall' | 'afterModelRespo
  * ended, in order; resolves true as soon as one says stop. Rejects with HookError.
  */
 export function stopAfterTurnInput(state: RunState): { check(): Promise<boolean> } {
-  const agent = state.agent;
+  const agent = state.hookSet;
   const message = state.batch.reply!;
   const from = state.transcript.lastIndexOf(message);
   const newMessages = from < 0 ? [message] : state.transcript.slice(from);

@@ -9,6 +9,7 @@ import type { AssistantMessage, Budget, Message, ToolCallRequest, UserMessage } 
 import { checkContentParts, hasMedia, partsText, reasoningPartsIssue, type ReasoningPart } from '../message-parts.js';
 import { resolvePolicy, type ContextPolicy } from '../context/policy.js';
 import { givenExtra } from './extra.js';
+import { RunSubscribers, type RunSubscriber } from './subscribers.js';
 export type { InputMessage, RunInputValue } from '../types.js';
 
 /**
@@ -61,6 +62,16 @@ export interface RunOptions<Deps = any> {
   tracer?: Tracer;
   /** View-only compaction of what the model is sent; overrides the agent's (see ContextPolicy). */
   contextPolicy?: ContextPolicy;
+  /**
+   * Run-level event subscribers (see RunSubscriber): `{ tool_call_completed: (e) => …, '*': (e) => … }`
+   * or an array of such objects. Every event of the run tree (sub-runs included) goes to each
+   * handler of its type or '*', in registration order (this option's, then `handle.on`'s),
+   * before it enters the stream, whether anyone reads the stream or not (Runner.run too). A
+   * handler that throws or rejects is skipped and reported as a `subscriber_failed` event; it
+   * never fails or changes the run. Handlers observe: they run inside the run's steps, so keep
+   * them short (hand slow work to a queue).
+   */
+  on?: RunSubscriber | readonly RunSubscriber[];
 }
 
 /**
@@ -92,6 +103,7 @@ export const RUN_OPTION_KEYS = optionKeys<RunOptions>({
   inspect: true,
   tracer: true,
   contextPolicy: true,
+  on: true,
 });
 
 const CHECKPOINT_KEYS = optionKeys<CheckpointOptions>({ store: true, runId: true, ifRunExists: true, owner: true, leaseMs: true, claimWaitMs: true, suspendOnWait: true });
@@ -193,6 +205,7 @@ export function validateRunOptions(input: unknown, options: RunOptions): void {
     throw new UserError(`approvalTimeoutMs must be a non-negative number, got ${String(options.approvalTimeoutMs)}.`);
   }
   if (options.budget !== undefined) checkBudget(options.budget);
+  if (options.on !== undefined) new RunSubscribers(options.on);
 }
 
 

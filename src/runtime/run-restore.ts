@@ -4,6 +4,7 @@ import { restoreRun, type RestoredRun } from './resume.js';
 import { RunExtra } from './extra.js';
 import { batchFor } from './run-turn.js';
 import { agentSetup, applyAgentSetup, type AgentSetup, type RunState } from './run-state.js';
+import { activateAgent } from './run-plugins.js';
 import type { AssistantMessage, Message } from '../types.js';
 
 /** Whether the run loads anything before its first step (a checkpoint store or a session). */
@@ -28,11 +29,11 @@ export interface RestoredState {
  * (resume). Resolves with what it loaded; rejects (writing nothing, the lease given back)
  * when the run is refused: locked, "fail", "resume_only" without a stored run, damaged.
  */
-export function restoreInput(state: RunState): { load(): Promise<RestoredState> } {
-  return { load: () => loadFromStore(state) };
+export function restoreInput(state: RunState): { load(signal: AbortSignal): Promise<RestoredState> } {
+  return { load: (signal) => loadFromStore(state, signal) };
 }
 
-async function loadFromStore(state: RunState): Promise<RestoredState> {
+async function loadFromStore(state: RunState, signal: AbortSignal): Promise<RestoredState> {
   const session = state.options.session;
   const history = session ? await session.store.history(session.id) : [];
   const log = state.runLog;
@@ -62,7 +63,8 @@ async function loadFromStore(state: RunState): Promise<RestoredState> {
     // Checked before the log opens: an unreachable agent (or one that cannot be set up) refuses the resume and writes nothing.
     const agent = findAgent(state.agent, restored.head.agent);
     if (!agent) throw new UserError(`Cannot resume run '${state.runId}': agent '${restored.head.agent}' is not reachable from '${state.agent.name}' through handoffs.`);
-    const setup = agentSetup(state, agent);
+    // Plugins are code, not state: a resumed run sets the stored agent's plugins up again (a completed one replays and needs none).
+    const setup = agent.plugins.length > 0 && restored.head.status !== 'completed' ? await activateAgent(state, agent, signal, true) : agentSetup(state, agent);
     log.open(saved.entries.length, saved.head.status);
     return { history, stored: { ...restored, setup } };
   } catch (error) {

@@ -20,6 +20,9 @@ import { RunAbort } from './run-abort.js';
 import { withRecallTool } from '../context/recall-tool.js';
 import { activePolicy } from '../context/policy.js';
 import { RunExtra, givenExtra } from './extra.js';
+import { NO_INJECTORS, pluginInjectors, withPluginHooks, type HookSet, type NamedInjector } from './hook-set.js';
+import { closersOf, type AgentPlugins } from '../plugins/plugin-setup.js';
+import type { PluginCloser } from '../plugins/plugin-close.js';
 
 export const DEFAULT_MAX_TURNS = 10;
 
@@ -173,6 +176,16 @@ export interface RunState extends Pick<RunInput, 'runId' | 'options' | 'parentPa
   system: string;
   agentView: { readonly name: string };
   path: readonly string[];
+  /** The active agent's hooks and guardrails, its plugins' after its own (the agent itself when it has no plugins). */
+  hookSet: HookSet;
+  /** The active agent's plugins' view injectors, in plugin order (see ViewInjector). */
+  viewInjectors: readonly NamedInjector[];
+  /** Each agent's plugins as set up in this run (once per agent; created with the first). */
+  pluginSetups: Map<Agent, AgentPlugins> | undefined;
+  /** Every set-up plugin's close, in setup order: called once each, last first, when the run ends. */
+  pluginClosers: PluginCloser[];
+  /** Settles when every close has settled (set when the run ends with closes to call). */
+  pluginsClosed: Promise<void> | undefined;
 
   turn: number;
   /** The current turn's end is stored (a durable run saves each turn before deciding what comes next). */
@@ -277,6 +290,11 @@ export function createRunState(input: RunInput, self: AnyActorRef): RunState {
     system: '',
     agentView: { name: input.agent?.name ?? '' },
     path: [...input.parentPath, input.agent?.name ?? ''],
+    hookSet: input.agent,
+    viewInjectors: NO_INJECTORS,
+    pluginSetups: undefined,
+    pluginClosers: [],
+    pluginsClosed: undefined,
     turn: 0,
     turnSaved: false,
     toolCallCount: 0,
@@ -342,20 +360,27 @@ export interface AgentSetup {
   readonly tools: Map<string, Tool>;
   readonly toolSchemas: ToolSchema[];
   readonly system: string;
+  readonly hookSet: HookSet;
+  readonly viewInjectors: readonly NamedInjector[];
+  /** The agent's plugins as set up in this run (undefined: it has none, or they are not set up yet). */
+  readonly plugins: AgentPlugins | undefined;
 }
 
 /**
- * The tools, schemas and system prompt `agent` runs with in this run. Changes nothing.
+ * The tools, schemas, system prompt, hooks and view injectors `agent` runs with in this run,
+ * with its plugins' contributions (`plugins`, or those set up earlier in this run). Changes nothing.
  * @throws UserError on a tool name clash; whatever the agent's instructions function throws.
  */
-export function agentSetup(state: RunState, agent: Agent): AgentSetup {
-  const tools = withRecallTool(agent.toolTable(), activePolicy({ options: state.options, agent }) !== undefined);
-  const own = agent.systemPrompt(state.deps);
+export function agentSetup(state: RunState, agent: Agent, plugins: AgentPlugins | undefined = state.pluginSetups?.get(agent)): AgentSetup {
+  const active = plugins?.plugins ?? [];
+  const table = agent.toolTable(active.map((p) => ({ source: `plugin '${p.name}'`, tools: p.tools })));
+  const tools = withRecallTool(table, activePolicy({ options: state.options, agent }) !== undefined);
+  const own = [agent.systemPrompt(state.deps), ...active.map((p) => p.instructions)].filter((t) => t !== '').join('\n\n');
   const system = state.extraSystem ? (own ? `${own}\n\n${state.extraSystem}` : state.extraSystem) : own;
-  return { agent, tools, toolSchemas: [...tools.values()].map(toToolSchema), system };
+  return { agent, tools, toolSchemas: [...tools.values()].map(toToolSchema), system, hookSet: withPluginHooks(agent, active), viewInjectors: pluginInjectors(agent, active), plugins };
 }
 
-/** Makes the agent of `setup` the active agent: its tools, schemas and system prompt. */
+/** Makes the agent of `setup` the active agent: its tools, schemas, system prompt, hooks; plugins set up for it now are kept (and closed when the run ends). */
 export function applyAgentSetup(state: RunState, setup: AgentSetup): void {
   state.tools = setup.tools;
   state.toolSchemas = setup.toolSchemas;
@@ -363,6 +388,12 @@ export function applyAgentSetup(state: RunState, setup: AgentSetup): void {
   state.agent = setup.agent;
   state.agentView = { name: setup.agent.name };
   state.path = [...state.parentPath, setup.agent.name];
+  state.hookSet = setup.hookSet;
+  state.viewInjectors = setup.viewInjectors;
+  if (setup.plugins && !state.pluginSetups?.has(setup.agent)) {
+    (state.pluginSetups ??= new Map()).set(setup.agent, setup.plugins);
+    state.pluginClosers.push(...closersOf(setup.plugins));
+  }
 }
 
 /** Makes `agent` the active agent. @throws as `agentSetup` (nothing changes then). */

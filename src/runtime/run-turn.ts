@@ -6,7 +6,7 @@ import { normaliseInput } from './run-options.js';
 import { takeCount } from '../rules/batch.js';
 import { onlyFollowUpsWait } from './run-end.js';
 import { log } from './run-record.js';
-import { checkGuardrails, hasHook, hookContext, judgeReply, shapeRequest } from './run-hooks.js';
+import { checkGuardrails, hasHook, hookContext, judgeReply, viewShaper } from './run-hooks.js';
 import { z } from 'zod';
 import { RunModelInput } from './run-model-input.js';
 import { spendOnReply, spendOwn } from './run-spend.js';
@@ -42,7 +42,7 @@ export function startTurn(state: RunState): void {
   state.turnSaved = false;
   state.batch = emptyBatch();
   if (!state.audience.quiet) state.sink({ type: 'turn_started', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn });
-  if (state.turn === 1 && !state.resumed && state.agent.inputGuardrails.length > 0) startInputCheck(state);
+  if (state.turn === 1 && !state.resumed && state.hookSet.inputGuardrails.length > 0) startInputCheck(state);
   if (state.inbox.length > 0) for (const { text, source } of state.inbox.splice(0)) inject(state, text, source, undefined);
   const mode = state.options.steeringMode;
   if (state.steerQueue.length > 0) for (const queued of state.steerQueue.splice(0, takeCount(state.steerQueue.length, mode))) inject(state, queued.text, 'steer', queued.id);
@@ -59,7 +59,7 @@ function startInputCheck(state: RunState): void {
   const tell = (event: { type: string; [key: string]: unknown }): void => {
     if (self.getSnapshot().status === 'active') self.send(event);
   };
-  const check = checkGuardrails('input', state.agent.inputGuardrails, state.transcript.slice(), hookContext(state));
+  const check = checkGuardrails('input', state.hookSet.inputGuardrails, state.transcript.slice(), hookContext(state));
   state.inputCheck = check.then(
     () => tell({ type: 'guardrail.passed' }),
     (error: unknown) => {
@@ -134,14 +134,17 @@ export function modelInput(state: RunState): ModelTurnInput {
   if (state.runLog?.pending) input.logged = state.runLog.settle().catch(() => undefined);
   const compact = contextCompactor(state);
   if (compact) input.compact = compact;
-  if (agent.hooks.length === 0) {
+  const hooks = state.hookSet;
+  if (hooks.hooks.length === 0 && state.viewInjectors.length === 0) {
     if (!state.runLog) state.modelTurn = { agent, system: state.system, input };
     return input;
   }
   const ctx = hookContext(state);
-  if (hasHook(agent, 'beforeModelCall')) input.shape = async (request) => ({ ...request, ...(await shapeRequest(agent, { system: request.system, messages: request.messages }, ctx)) });
-  if (hasHook(agent, 'afterModelResponse')) {
-    input.judge = (reply) => judgeReply(agent, { role: 'assistant', content: reply.text, ...(reply.reasoning ? { reasoning: reply.reasoning } : {}), toolCalls: reply.calls, agent: agent.name }, ctx);
+  // Plugins' view injectors add to this request's view (after contextPolicy), then beforeModelCall hooks see it.
+  const shape = viewShaper(state.viewInjectors, hooks, ctx);
+  if (shape) input.shape = shape;
+  if (hasHook(hooks, 'afterModelResponse')) {
+    input.judge = (reply) => judgeReply(hooks, { role: 'assistant', content: reply.text, ...(reply.reasoning ? { reasoning: reply.reasoning } : {}), toolCalls: reply.calls, agent: agent.name }, ctx);
   }
   return input;
 }

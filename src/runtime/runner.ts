@@ -16,6 +16,8 @@ import { pendingStored } from './pending-stored.js';
 import { abortStored } from './abort-stored.js';
 import { answerStored, resolveStored, signalStored } from './stored-waits.js';
 import { traceRun } from '../otel/trace-run.js';
+import { RunSubscribers, type RunEventHandler } from './subscribers.js';
+import type { RunEventType, SubscriberFailedEvent } from '../types.js';
 
 export type { RunResult } from './launch.js';
 export type { ApprovalControls, HumanControls, WaitControls } from './run-controls.js';
@@ -60,6 +62,8 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   private readonly run: LaunchedRun;
   private readonly waitRouter: WaitRouter;
   private readonly durable: boolean;
+  private readonly subscribers: RunSubscribers;
+  private readonly audience: Audience;
 
   /** `machine` is a seam for tests (e.g. mutant charts); runs use the shared run machine. */
   constructor(agent: Agent, input: RunInputValue, options: RunOptions, machine: RunMachine = getRunMachine()) {
@@ -68,16 +72,22 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     this.runId = options.runId ?? options.checkpoint?.runId ?? `run_${nanoid(12)}`;
     const rootId = this.runId;
     // Once nobody reads the stream and no tracer watches it, the tree's progress events are not built (run-state.ts Audience).
-    const audience: Audience = { quiet: false };
+    const audience: Audience = (this.audience = { quiet: false });
+    // Malformed subscribers fail the run at run_started (validateRunOptions); none are called then.
+    const subscribers = (this.subscribers = safeSubscribers(options));
     this.channel = new EventChannel(
       (event) => {
         if (event.type === 'approval_required') router.passed(event.approvalId);
       },
       () => {
-        if (!options.tracer) audience.quiet = true;
+        if (!options.tracer && subscribers.size === 0) audience.quiet = true;
         router.consumerLeft();
       },
     );
+    const report = (failure: SubscriberFailedEvent): void => {
+      subscribers.dispatch(failure, () => undefined);
+      this.channel.push(failure);
+    };
     const params: LaunchParams = {
       agent,
       input,
@@ -88,6 +98,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
       audience,
       sink: (event) => {
         if (event.type === 'user_message_injected' && event.id !== undefined && event.runId === rootId) this.unread?.delete(event.id);
+        if (subscribers.size > 0) for (const failure of subscribers.dispatch(event, report)) report(failure);
         this.channel.push(event, event.runId === rootId && (event.type === 'run_completed' || event.type === 'run_failed' || event.type === 'run_suspended'));
       },
     };
@@ -178,6 +189,22 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'SUSPEND' });
   }
 
+  /**
+   * Subscribes `handler` to every event of type `type` of the run tree (or every event, for
+   * '*'), after the subscribers registered before (RunOptions.on first). It sees the events
+   * from now on, before the stream does, whether anyone reads the stream or not. A handler that
+   * throws or rejects is skipped and reported as a `subscriber_failed` event; the run goes on
+   * unchanged. @returns a function that unsubscribes it. @throws UserError when `handler` is not a function.
+   */
+  on<K extends RunEventType>(type: K, handler: RunEventHandler<Extract<RunEvent, { readonly type: K }>>): () => void;
+  on(type: '*', handler: RunEventHandler): () => void;
+  on(type: string, handler: unknown): () => void {
+    const off = this.subscribers.add(type, handler);
+    // Someone listens again: the tree's progress events are built (run-state.ts Audience).
+    this.audience.quiet = false;
+    return off;
+  }
+
   /** Ends the run with run_failed(RunCancelled); in-flight tools and sub-runs see their signal abort. */
   cancel(reason = 'cancelled'): void {
     this.run.cancel(reason);
@@ -191,6 +218,15 @@ export class RunHandle implements AsyncIterable<RunEvent> {
   private passApprovalsToHandler(): void {
     this.waitRouter.passImmediately = true;
     for (const wait of this.waitRouter.pending('approval')) this.waitRouter.passed(wait.waitId);
+  }
+}
+
+/** The run's subscribers; malformed ones are none (the run fails at run_started with their UserError). */
+function safeSubscribers(options: RunOptions): RunSubscribers {
+  try {
+    return new RunSubscribers(options.on);
+  } catch {
+    return new RunSubscribers(undefined);
   }
 }
 

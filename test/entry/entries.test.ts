@@ -33,7 +33,7 @@ describe('package entry points (built dist, plain node)', () => {
     const loaded = await load('troupe');
     expect(loaded.exports).toEqual([
       'Agent', 'BudgetExceeded', 'CHECKPOINT_SCHEMA_VERSION', 'ContextOverflowError', 'FINISHED_RUN_STATUSES', 'GuardrailTripped', 'HookError', 'InvalidToolArguments', 'MaxTurnsExceeded',
-      'MemoryCheckpointStore', 'MemorySession', 'ModelError', 'OutputValidationError', 'RUN_STATUSES', 'RunCancelled', 'RunHandle', 'RunLocked', 'RunSuspended', 'Runner', 'SESSION_SCHEMA_VERSION',
+      'MemoryCheckpointStore', 'MemorySession', 'ModelError', 'OutputValidationError', 'PluginError', 'RUN_STATUSES', 'RunCancelled', 'RunHandle', 'RunLocked', 'RunSuspended', 'Runner', 'SESSION_SCHEMA_VERSION',
       'STORED_RUN_STATUSES', 'ScriptExhausted', 'ToolError', 'ToolTimeout', 'TroupeError', 'UserError', 'WaitTimeout', 'agentAsTool', 'askFormFromTool', 'askFromTool', 'askHuman', 'checkJsonSchema',
       'confirmFromTool', 'decideWorkspacePolicy', 'exportRun', 'getRunMachine', 'handoff', 'isContextOverflow', 'isFinished', 'parseRunExport', 'partsText', 'rawTool', 'recallToolResult',
       'tool', 'toolResult', 'waitForEvent', 'waitUntil', 'workspaceTools',
@@ -42,7 +42,7 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.addons).toEqual([]);
     // otel/: the `tracer` run option's code; @opentelemetry/api itself is not loaded.
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'context', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'option-keys.js', 'otel', 'peers.js', 'rules', 'run-status.js', 'runtime', 'store', 'tools', 'types.js', 'waits',
+      'actors', 'agent.js', 'context', 'errors.js', 'handoff', 'index.js', 'machines', 'message-parts.js', 'models', 'option-keys.js', 'otel', 'peers.js', 'plugins', 'rules', 'run-status.js', 'runtime', 'store', 'tools', 'types.js', 'waits',
     ]);
     // Overflow recognition and usage checks: never the ScriptedModel test double.
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/usage.js']);
@@ -99,7 +99,7 @@ describe('package entry points (built dist, plain node)', () => {
     expect(loaded.addons).toEqual([]);
     // No cli/ and no model: startDemoServer loads the scripted demo when called (models/ holds only the model turn's checks).
     expect(areas(loaded)).toEqual([
-      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'option-keys.js', 'otel', 'peers.js', 'rules', 'run-status.js', 'runtime', 'server', 'store', 'tools', 'types.js', 'waits', 'worker',
+      'actors', 'agent.js', 'context', 'entry', 'errors.js', 'handoff', 'inspect', 'machines', 'message-parts.js', 'models', 'option-keys.js', 'otel', 'peers.js', 'plugins', 'rules', 'run-status.js', 'runtime', 'server', 'store', 'tools', 'types.js', 'waits', 'worker',
     ]);
     expect(loaded.files.filter((file) => file.startsWith('models/'))).toEqual(['models/context-overflow.js', 'models/usage.js']);
     // The worker loop, without pg: the store and bus it is given bring that (troupe/postgres).
@@ -108,10 +108,10 @@ describe('package entry points (built dist, plain node)', () => {
 
   it('troupe/mcp: the MCP tool adapter; the MCP SDK (found, not loaded, on import) loads on connect', async () => {
     const loaded = await load('troupe/mcp');
-    expect(loaded.exports).toEqual(['McpConnectionError', 'mcp', 'mcpContentParts', 'mcpToolName', 'renderMcpContent']);
+    expect(loaded.exports).toEqual(['McpConnectionError', 'mcp', 'mcpContentParts', 'mcpPlugin', 'mcpToolName', 'renderMcpContent']);
     // tools/json-schema-validator.js loads @cfworker/json-schema only when a JSON Schema tool is made.
     expect(loaded.files).toEqual([
-      'entry/mcp.js', 'errors.js', 'mcp/deferred-tools.js', 'mcp/index.js', 'mcp/mcp-content.js', 'mcp/mcp.js', 'message-parts.js', 'option-keys.js', 'peers.js',
+      'entry/mcp.js', 'errors.js', 'mcp/deferred-tools.js', 'mcp/index.js', 'mcp/mcp-content.js', 'mcp/mcp-plugin.js', 'mcp/mcp.js', 'message-parts.js', 'option-keys.js', 'peers.js',
       'tools/json-schema-validator.js', 'tools/parameters.js', 'tools/raw-tool.js', 'tools/result.js', 'tools/schema.js', 'tools/standard-schema.js', 'tools/tool.js', 'tools/validate.js',
     ]);
     expect(loaded.packages).toEqual(['zod']);

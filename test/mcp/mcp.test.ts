@@ -250,7 +250,7 @@ describe('mcp() server-level options', () => {
     const twin = await open({ tools: ['add'] });
     const error = await Runner.run(new Agent({ name: 'a', model: new ScriptedModel([text('never')]), tools: [...fx.tools, ...twin.tools] }), 'go').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UserError);
-    expect((error as Error).message).toBe("Tool name conflict for 'fx__add' from MCP server 'fx'.");
+    expect((error as Error).message).toBe("Tool name conflict for 'fx__add' from MCP server 'fx' (also from MCP server 'fx').");
   });
 });
 

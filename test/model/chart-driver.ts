@@ -164,6 +164,10 @@ class PathRun {
       case 'env.afterTurnThrows':
         open(`afterTurn:${c.turn}`, e.type === 'env.afterTurnThrows' ? new Error('hook broke') : undefined, e.type === 'env.stopAfterTurn');
         break;
+      case 'env.pluginsReady':
+      case 'env.pluginSetupThrows':
+        open('plugins', e.type === 'env.pluginSetupThrows' ? new Error('setup broke') : undefined);
+        break;
       case 'env.endDone':
         open(`end:${c.ends + 1}`);
         break;

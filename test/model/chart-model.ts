@@ -37,6 +37,9 @@ export type EnvEvent =
   | { type: 'env.stopAfterTurn' }
   | { type: 'env.goOnAfterTurn' }
   | { type: 'env.afterTurnThrows' }
+  /** The main agent's plugin setup returns, or throws. */
+  | { type: 'env.pluginsReady' }
+  | { type: 'env.pluginSetupThrows' }
   | { type: 'env.endDone' }
   /** `ending`: the run-end check was only waiting for the guardrail, so it finishes too. */
   | { type: 'env.guardPass'; ending: boolean }
@@ -125,6 +128,7 @@ export function envEvents(snapshot: ModelSnapshot): EnvEvent[] {
     if (s.state === 'dispatched') out.push({ type: 'env.settle', index });
   });
   if (snapshot.matches({ turn: 'checkpoint' }) || snapshot.matches({ stopping: 'checkpoint' }) || snapshot.matches('suspending')) out.push({ type: 'env.storeOk' }, { type: 'env.storeFail' });
+  if (snapshot.matches({ turn: 'pluginSetup' })) out.push({ type: 'env.pluginsReady' }, { type: 'env.pluginSetupThrows' });
   if (snapshot.matches({ turn: 'afterTurn' })) out.push({ type: 'env.stopAfterTurn' }, { type: 'env.goOnAfterTurn' }, { type: 'env.afterTurnThrows' });
   if (snapshot.matches('savingSession')) out.push({ type: 'env.sessionOk' }, { type: 'env.sessionFail' });
   const guarded = (PROFILES[c.profile!] as { inputGuarded?: boolean }).inputGuarded === true;

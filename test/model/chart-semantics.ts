@@ -52,6 +52,8 @@ export interface ModelContext {
   followUps: string[];
   /** afterModelResponse stopped the run at this reply. */
   stopped: boolean;
+  /** The main agent's plugins are set up in this run. */
+  pluginsSetUp: boolean;
   /** shouldStopAfterTurn's answer about this turn (undefined: not asked). */
   softStop: boolean | undefined;
   /** The outputType repair turn was used. */
@@ -101,6 +103,7 @@ export const initialContext = (): ModelContext => ({
   followUps: [],
   stopped: false,
   softStop: undefined,
+  pluginsSetUp: false,
   repairUsed: false,
   ends: 0,
   guardPending: false,
@@ -270,6 +273,8 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
     return !results.some((r) => r.cancel) && context.slots.every((s, i) => s.state !== 'dispatched' || results.some((r) => r.index === i));
   },
   stopRequested: ({ context }) => context.stop !== undefined,
+  // Plugins: the main agent's are set up once per run, when it is active and before its first model request.
+  pluginsUnset: ({ context }) => profile(context).plugins === true && context.agent === 'main' && !context.pluginsSetUp,
   // Soft stop: the main agent's hook is asked once per turn whose reply had calls (a reply afterModelResponse stopped has no results to judge).
   stopAfterTurnUnasked: ({ context }) =>
     profile(context).stopAfterTurn === true && context.agent === 'main' && context.softStop === undefined && !context.stopped && context.reply !== undefined && context.slots.length > 0,
@@ -340,6 +345,10 @@ const effects: Record<string, Effect> = {
   failWithOutputError: (c) => void (c.failure ??= 'OutputValidationError'),
   queueEndMessages: (c, e) => void (c.inbox += (e.output as string[]).length),
   failWithEndError: (c) => void (c.failure ??= 'GuardrailTripped'),
+  applyPluginSetup: (c) => void (c.pluginsSetUp = true),
+  failWithPluginError: (c) => void (c.failure ??= 'PluginError'),
+  // Closing plugins reports no event (a close is called once, after the terminal event).
+  closePlugins: () => undefined,
   recordStopAfterTurn: (c, e) => void (c.softStop = e.output === true),
   failWithAfterTurnError: (c) => void (c.failure ??= 'HookError'),
   recordReply: (c, e) => {

@@ -129,6 +129,11 @@ export interface Profile {
    * until a step answers it: true (soft stop), false (go on) or a throw (HookError).
    */
   readonly stopAfterTurn?: boolean;
+  /**
+   * The main agent has a plugin whose setup waits at gate `plugins` until a step lets it
+   * return (its tools join the agent) or throw (PluginError).
+   */
+  readonly plugins?: boolean;
   /** Not offered to the traversal: only a named test launches it (see run-chart.model.test.ts). */
   readonly explicit?: boolean;
 }
@@ -168,6 +173,8 @@ export const PROFILES = {
   parked: { checkpoint: true, suspendOnWait: true, replies: { 1: ['gated', 'overlap'] } },
   // Soft stop: asked after turn 1's calls (not after a text turn); terminatePost's mailbox message outlives a soft stop.
   softStop: { stopAfterTurn: true, replies: { 1: ['single', 'terminatePost'], 2: ['text'] } },
+  // Plugins: the main agent's plugin is set up once, before its first model request (turn.pluginSetup).
+  plugged: { plugins: true, replies: { 1: ['single', 'text'], 2: ['text'] } },
   // handle.suspend() before the first step: the same parking, asked for by the caller.
   suspendedByCaller: { checkpoint: true, suspendEarly: true, replies: { 1: ['gated'] } },
 } as const satisfies Record<string, Profile>;

@@ -263,6 +263,7 @@ export function buildWorld(profile: ProfileName): World {
     ...(Object.keys(hooks).length > 0 ? { hooks } : {}),
     ...(p.typed ? { outputType: z.object({ ok: z.literal(true) }) } : {}),
     ...(p.inputGuarded ? { inputGuardrails: [async function policy() { await gates.wait('guard'); return { tripwire: false }; }] } : {}),
+    ...(p.plugins ? { plugins: [{ name: 'gated-setup', setup: async () => (await gates.wait('plugins'), {}) }] } : {}),
     ...(p.guarded ? { outputGuardrails: [async () => (await gates.wait('end:1'), { tripwire: true, info: 'no' })] } : {}),
   });
 

@@ -50,6 +50,9 @@ const MUTANTS: ReadonlyArray<readonly [string, Provided, Record<string, string>]
   ['stopAfterTurnUnasked always false (the shouldStopAfterTurn hook is never asked)', { guards: { stopAfterTurnUnasked: () => false } }, {
     'launch(softStop) → reply(single) → settle(0)': 'ModelMismatch: step 3 (settle(0)): root chart transitions',
   }],
+  ['pluginsUnset always false (an agent\'s plugins are never set up)', { guards: { pluginsUnset: () => false } }, {
+    'launch(plugged)': 'ModelMismatch: step 1 (launch(plugged)): root chart transitions',
+  }],
   ['closeForStop does nothing (calls that never ran get no result)', { actions: { closeForStop: () => undefined } }, {
     'launch(durable) → loadOk → reply(triple)': 'ModelMismatch: step 3 (reply(triple)): root events',
   }],

@@ -18,8 +18,8 @@ const model = () => new ScriptedModel([text('hi')]);
 const noop = (): string => 'ok';
 const unknown = (owner: string, key: string, closest: string, expected: string) => new UserError(`Unknown ${owner} '${key}'; did you mean '${closest}'? Expected one of ${expected}.`);
 
-const AGENT_OPTIONS = 'name, instructions, model, tools, handoffs, approvalHandler, defaultToolRetries, defaultToolTimeoutMs, maxToolOutputChars, toolResultRenderer, toolExecution, settings, hooks, contextPolicy, outputType, inputGuardrails, outputGuardrails';
-const RUN_OPTIONS = 'maxTurns, budget, signal, context, runId, approvalTimeoutMs, instructions, extra, maxConcurrentToolCalls, steeringMode, checkpoint, session, inspect, tracer, contextPolicy';
+const AGENT_OPTIONS = 'name, instructions, model, tools, handoffs, approvalHandler, defaultToolRetries, defaultToolTimeoutMs, maxToolOutputChars, toolResultRenderer, toolExecution, settings, hooks, contextPolicy, outputType, inputGuardrails, outputGuardrails, plugins';
+const RUN_OPTIONS = 'maxTurns, budget, signal, context, runId, approvalTimeoutMs, instructions, extra, maxConcurrentToolCalls, steeringMode, checkpoint, session, inspect, tracer, contextPolicy, on';
 const TOOL_OPTIONS = 'name, description, parameters, jsonSchema, execute, parallel, executionMode, needsApproval, retries, timeoutMs, maxOutputChars, resultRenderer, policies, strict';
 
 describe('closest option name', () => {
@@ -87,7 +87,7 @@ describe('options objects reject unknown keys', () => {
     );
     await expect(createServer({ agents: {}, tokn: 'x' } as never)).rejects.toThrow(/^Unknown server option 'tokn'; did you mean 'token'\? Expected one of agents, token, host, /);
     await expect(createServer({ agents: {}, runOptions: { maxTurn: 2 } } as never)).rejects.toThrow(
-      unknown('server runOptions option', 'maxTurn', 'maxTurns', 'maxTurns, budget, context, instructions, extra, maxConcurrentToolCalls, steeringMode, session, tracer, contextPolicy'),
+      unknown('server runOptions option', 'maxTurn', 'maxTurns', 'maxTurns, budget, context, instructions, extra, maxConcurrentToolCalls, steeringMode, session, tracer, contextPolicy, on'),
     );
     expect(() => startWorker({ store: {} as never, agents: {}, concurency: 2 } as never)).toThrow(/^Unknown worker option 'concurency'; did you mean 'concurrency'\? /);
     const languageModel = { specificationVersion: 'v3', provider: 'p', modelId: 'm', supportedUrls: {}, doGenerate: noop, doStream: noop };

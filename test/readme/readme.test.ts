@@ -61,6 +61,7 @@ describe('README and docs examples', () => {
       "docs/inspector.md › Using Stately's inspector #2",
       'docs/mcp.md › MCP servers',
       'docs/mcp.md › Servers with many tools (`defer`)',
+      'docs/plugins.md › MCP servers as plugins',
       'docs/scaling-out.md › The store in code',
       'docs/scaling-out.md › Workers',
       'docs/scaling-out.md › The same in code',
@@ -70,9 +71,10 @@ describe('README and docs examples', () => {
       'docs/agents-and-runs.md › Agents and runs',
       'docs/agents-and-runs.md › Budgets, turns and cancellation',
       'docs/approvals-and-waits.md › Approval ids',
+      'docs/plugins.md › Run event subscribers',
       'docs/server.md › AI SDK UI streams (`useChat`)',
     ]);
-    expect(runnable).toHaveLength(29);
+    expect(runnable).toHaveLength(30);
     expect(new Set(blocks.map((b) => b.key)).size).toBe(blocks.length);
   });
 

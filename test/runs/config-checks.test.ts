@@ -36,15 +36,15 @@ describe('misconfigurations known at start fail the run at run_started', () => {
     const clash = tool({ name: 'work', description: 'again', parameters: z.object({}), execute: () => 'x' });
     const back = new Agent({ name: 'back', model: new ScriptedModel([text('back')]), tools: [work, clash] });
     const model = new ScriptedModel([call('transfer_to_back', {}, 'h1')]);
-    await failsAtStart(new Agent({ name: 'front', model, handoffs: [back] }), model, {}, "Agent 'back' (reachable from 'front'): Tool name conflict for 'work' from agent tools.");
+    await failsAtStart(new Agent({ name: 'front', model, handoffs: [back] }), model, {}, "Agent 'back' (reachable from 'front'): Tool name conflict for 'work' from agent tools (also from agent tools).");
     const asTool = new ScriptedModel([call('ask_back', { input: 'x' }, 'a1')]);
-    await failsAtStart(new Agent({ name: 'boss', model: asTool, tools: [back.asTool()] }), asTool, {}, "Agent 'back' (reachable from 'boss'): Tool name conflict for 'work' from agent tools.");
+    await failsAtStart(new Agent({ name: 'boss', model: asTool, tools: [back.asTool()] }), asTool, {}, "Agent 'back' (reachable from 'boss'): Tool name conflict for 'work' from agent tools (also from agent tools).");
   });
 
   it('two handoffs with one tool name, and a handoff entry added later that is not an agent', async () => {
     const model = new ScriptedModel([text('never')]);
     const twins = new Agent({ name: 'a', model, handoffs: [new Agent({ name: 'Billing', model }), new Agent({ name: 'billing', model })] });
-    await failsAtStart(twins, model, {}, "Tool name conflict for 'transfer_to_billing' from handoffs.");
+    await failsAtStart(twins, model, {}, "Tool name conflict for 'transfer_to_billing' from handoffs (also from handoffs).");
     const later = new Agent({ name: 'a', model });
     later.handoffs.push('billing' as never);
     await failsAtStart(later, model, {}, `Agent 'a': handoffs[0] must be an Agent or handoff(agent, options), got "billing".`);

@@ -217,7 +217,7 @@ describe('inspection: definitions and sanitising', () => {
     expect(findNode(root, 'run.turn.executing')!.initial).toBe('run.turn.executing.preflight');
     // The last turnEnd transition re-enters the turn (the next turn starts at checkLimits).
     expect(findNode(root, 'run.turn.turnEnd')!.transitions.at(-1)).toMatchObject({ kind: 'always', targets: ['run.turn'], reenter: true });
-    expect(findNode(root, 'run.completed')!).toMatchObject({ type: 'final', entry: ['emitCompleted'] });
+    expect(findNode(root, 'run.completed')!).toMatchObject({ type: 'final', entry: ['emitCompleted', 'closePlugins'] });
     expect(JSON.parse(JSON.stringify(root))).toEqual(root);
     expect(activeStateIds(getRunMachine() as never, { turn: { executing: { barrier: 'runningAlone' } } })).toEqual([
       'run',
