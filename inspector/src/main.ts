@@ -392,6 +392,8 @@ async function loadAgents(): Promise<void> {
     const { agents } = await api.agents();
     agentNames = agents;
     ui.agent.replaceChildren(...agents.map((name) => h('option', { value: name }, name)));
+    // The demo's prompt only where the demo's agent is served (troupe start / serve without --agents).
+    if (agents[0] === 'demo' && ui.input.value === '') ui.input.value = 'Plan a weekend in Paris or Rome and book the hotel.';
     for (const name of agents) graphFor(name);
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 401)) notice(`Could not list agents: ${(error as Error).message}`, 'error');

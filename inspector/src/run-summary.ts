@@ -80,7 +80,7 @@ export function renderUsage(container: HTMLElement, usage: UsageSummary, budget:
   const runs = [...usage.byRun].map(([runId, c]) => h('li', { 'data-run-id': runId }, h('code', {}, runId), ` ${fmt(c)}`));
   const lines = budgetLeft(budget, usage.total, usage.toolCalls, elapsedMs);
   container.replaceChildren(
-    h('div', { class: 'usage-total', id: 'usage-total' }, h('strong', {}, `${usage.total.totalTokens} tokens`), ` (${usage.total.inputTokens} in, ${usage.total.outputTokens} out) in ${usage.total.requests} model requests, ${usage.toolCalls} tool calls`, reported ? h('span', { class: 'muted' }, ` · run reported ${fmt(reported)}`) : undefined),
+    h('div', { class: 'usage-total', id: 'usage-total' }, h('strong', {}, `${usage.total.totalTokens} tokens`), ` (${usage.total.inputTokens} in, ${usage.total.outputTokens} out) in ${plural(usage.total.requests, 'model request')}, ${plural(usage.toolCalls, 'tool call')}`, reported ? h('span', { class: 'muted' }, ` · run reported ${fmt(reported)}`) : undefined),
     lines.length > 0
       ? h('ul', { class: 'budget', id: 'budget' }, ...lines.map((l) => h('li', { 'data-field': l.field, class: l.left === 0 ? 'spent' : '' }, `${l.field}: ${l.used} of ${l.limit} used, ${l.left} left`)))
       : h('div', { class: 'muted' }, 'No budget set for this run.'),
@@ -90,4 +90,9 @@ export function renderUsage(container: HTMLElement, usage: UsageSummary, budget:
       h('ul', { class: 'usage-runs' }, ...runs),
     ),
   );
+}
+
+/** '1 tool call', '2 tool calls'. */
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
