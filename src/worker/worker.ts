@@ -1,5 +1,6 @@
 /**
- * A worker process's loop: take runs from a PostgreSQL store (`claimNext`, SKIP LOCKED),
+ * A worker process's loop: take runs from a PostgreSQL store (`claimBatch`: as many as it has
+ * free slots in one transaction, SKIP LOCKED),
  * start or resume each under the worker's lease (the run's log renews it while the run works
  * and releases it when the run ends). A worker that stops renewing (killed, hung, cut off)
  * loses its runs when their leases expire, and another worker resumes them from their logs;
@@ -19,8 +20,8 @@ import type { RunBus } from '../store/run-bus.js';
 import type { LeasingStore } from './owned-store.js';
 import { runClaimed, type LiveRun } from './worker-run.js';
 
-/** The store a worker needs: leases plus `claimNext` (PostgresCheckpointStore). */
-export type WorkerStore = LeasingStore & { claimNext(owner: string, ttlMs: number): Promise<ClaimedRun | undefined> };
+/** The store a worker needs: leases plus `claimBatch` (PostgresCheckpointStore): up to `max` runs in one claim, all or none leased. */
+export type WorkerStore = LeasingStore & { claimBatch(owner: string, ttlMs: number, max: number): Promise<ClaimedRun[]> };
 
 export interface WorkerOptions {
   readonly store: WorkerStore;
@@ -182,19 +183,22 @@ export function startWorker(options: WorkerOptions): Worker {
         continue;
       }
       noticed = false;
-      let claimed: ClaimedRun | undefined;
+      let claimed: ClaimedRun[] = [];
       try {
-        claimed = await options.store.claimNext(owner, ttl);
+        // Every free slot in one claim: one transaction instead of one per run when a burst arrives.
+        claimed = await options.store.claimBatch(owner, ttl, concurrency - running.size);
       } catch (error) {
         log(`claiming failed: ${(error as Error).message}`);
       }
-      if (!claimed) {
+      if (claimed.length === 0) {
         if (!stopping) await sleep(pollMs);
         continue;
       }
-      const task = execute(claimed).catch((error: unknown) => log(`run ${claimed.runId}: ${(error as Error).message}`));
-      running.add(task);
-      void task.finally(() => running.delete(task));
+      for (const run of claimed) {
+        const task = execute(run).catch((error: unknown) => log(`run ${run.runId}: ${(error as Error).message}`));
+        running.add(task);
+        void task.finally(() => running.delete(task));
+      }
     }
   }
 
