@@ -13,4 +13,5 @@ export type { RunBus, RunMessage, StoredRunMessage, StoredRunEvent, BusListeners
 export { migratePostgres, type MigrateOptions, type MigrationStep } from '../store/postgres-migrate.js';
 export type { PostgresConnection, PostgresConnectionOptions, PostgresStoreOptions } from '../store/postgres-options.js';
 export type { AppendRequest, Lease, AppendFence } from '../store/checkpoint-store.js';
-export { RunLocked, StoreUnavailable } from '../errors.js';
+export { EventsPruned, RunLocked, StoreUnavailable } from '../errors.js';
+export { pruneEvents, parseDuration, PRUNED_EVENTS_TYPE, type EventRetention, type PruneOptions, type PruneReport, type PrunedRun } from '../store/postgres-prune.js';

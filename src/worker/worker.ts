@@ -18,6 +18,7 @@ import type { ClaimedRun } from '../store/postgres-queue.js';
 import type { RunBus } from '../store/run-bus.js';
 
 import type { LeasingStore } from './owned-store.js';
+import { checkPruning, startPruning, type EventPruner, type EventPruning } from './event-pruning.js';
 import { runClaimed, type LiveRun } from './worker-run.js';
 
 /** The store a worker needs: leases plus `claimBatch` (PostgresCheckpointStore): up to `max` runs in one claim, all or none leased. */
@@ -48,6 +49,12 @@ export interface WorkerOptions {
    * For approvals that may take hours or days. Default false.
    */
   readonly suspendOnWait?: boolean;
+  /**
+   * Prune the stored events of finished runs (as `troupe db prune` does) when the worker starts
+   * and then every `every` (default '1h'): e.g. `{ olderThan: '7d', every: '1h' }`. Needs `bus`.
+   * Safe when every worker does it; run logs are never pruned.
+   */
+  readonly pruneEvents?: EventPruning;
   /** One line per run start, end and problem. */
   readonly log?: (line: string) => void;
 }
@@ -77,6 +84,7 @@ const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>({
   pollMs: true,
   approvalTimeoutMs: true,
   suspendOnWait: true,
+  pruneEvents: true,
   log: true,
 });
 
@@ -90,6 +98,7 @@ export function startWorker(options: WorkerOptions): Worker {
   const pollMs = options.pollMs ?? 1000;
   const log = options.log ?? (() => {});
   const { bus } = options;
+  const pruning = options.pruneEvents === undefined ? undefined : checkPruning(options.pruneEvents, bus);
   const running = new Set<Promise<void>>();
   const live = new Map<string, LiveRun>();
   const finished: string[] = [];
@@ -204,6 +213,7 @@ export function startWorker(options: WorkerOptions): Worker {
 
   const listening = listen();
   const looping = loop();
+  const stopPruning = pruning && startPruning(bus as unknown as EventPruner, pruning, log);
   return {
     owner,
     finished,
@@ -211,6 +221,7 @@ export function startWorker(options: WorkerOptions): Worker {
     async stop() {
       stopping = true;
       wake?.();
+      await stopPruning?.();
       await looping;
       for (const { run } of live.values()) {
         try {
