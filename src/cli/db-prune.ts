@@ -1,7 +1,7 @@
 /** `troupe db prune`: retention of the cluster's stored run events (`troupe_events`). */
 import { parseArgs } from 'node:util';
 import { StoreUnavailable, UserError } from '../errors.js';
-import type { PruneReport } from '../store/postgres-prune.js';
+import type { PruneReport } from '../store/event-retention.js';
 
 export const PRUNE_USAGE = `usage: troupe db prune --db <postgres://…> (--older-than <duration> | --keep-last <runs>) [--dry-run] [--schema <name>]
 
@@ -49,7 +49,7 @@ export async function dbPrune(args: readonly string[], out: (line: string) => vo
   if (!url) return fail('--db is required (or set TROUPE_DATABASE_URL)', true);
   if (values['older-than'] === undefined && values['keep-last'] === undefined) return fail('give --older-than <duration> and/or --keep-last <runs>: which finished runs keep their events', true);
   try {
-    const { parseDuration, pruneEvents } = await import('../store/postgres-prune.js');
+    const [{ parseDuration }, { pruneEvents }] = await Promise.all([import('../store/event-retention.js'), import('../store/postgres-prune.js')]);
     const olderThan = values['older-than'] === undefined ? undefined : parseDuration(values['older-than'], '--older-than');
     const keepText = values['keep-last'];
     if (keepText !== undefined && !/^\d+$/.test(keepText)) return fail(`--keep-last must be a whole number of runs (0 or more), got ${JSON.stringify(keepText)}.`);

@@ -14,4 +14,5 @@ export { migratePostgres, type MigrateOptions, type MigrationStep } from '../sto
 export type { PostgresConnection, PostgresConnectionOptions, PostgresStoreOptions } from '../store/postgres-options.js';
 export type { AppendRequest, Lease, AppendFence } from '../store/checkpoint-store.js';
 export { EventsPruned, RunLocked, StoreUnavailable } from '../errors.js';
-export { pruneEvents, parseDuration, PRUNED_EVENTS_TYPE, type EventRetention, type PruneOptions, type PruneReport, type PrunedRun } from '../store/postgres-prune.js';
+export { pruneEvents, type PruneOptions } from '../store/postgres-prune.js';
+export { parseDuration, PRUNED_EVENTS_TYPE, type EventRetention, type PruneReport, type PrunedRun } from '../store/event-retention.js';

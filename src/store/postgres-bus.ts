@@ -11,7 +11,8 @@ import { FINISHED_STORED_STATUSES, decodeJson } from './format.js';
 import { PostgresDatabase } from './postgres.js';
 import { POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
 import { channelFor, listenFor } from './postgres-listener.js';
-import { PRUNED_EVENTS_TYPE, checkRetention, pruneEventsIn, type EventRetention, type PrunedEventsMarker, type PruneReport } from './postgres-prune.js';
+import { PRUNED_EVENTS_TYPE, checkRetention, type EventRetention, type PrunedEventsMarker, type PruneReport } from './event-retention.js';
+import { pruneEventsIn } from './postgres-prune.js';
 import type { PostgresConnection, PostgresStoreOptions } from './postgres-options.js';
 import type { BusListeners, RunBus, RunMessage, StoredRunEvent, StoredRunMessage } from './run-bus.js';
 

@@ -5,7 +5,7 @@
  * none waits for another; a run's log is never touched.
  */
 import { UserError } from '../errors.js';
-import { checkRetention, parseDuration, type EventRetention, type PruneReport } from '../store/postgres-prune.js';
+import { checkRetention, parseDuration, type EventRetention, type PruneReport } from '../store/event-retention.js';
 
 /** The `pruneEvents` worker option: which finished runs' events to prune, and how often. */
 export interface EventPruning extends EventRetention {

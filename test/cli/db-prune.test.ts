@@ -24,6 +24,8 @@ describe('troupe db prune arguments', () => {
     expect(await troupe('db', 'prune', ...db, '--keep-last', 'ten')).toEqual({ code: 2, stdout: '', stderr: 'troupe db prune: --keep-last must be a whole number of runs (0 or more), got "ten".\n' });
     const neither = await troupe('db', 'prune', ...db, '--dry-run');
     expect([neither.code, neither.stderr.split('\n')[0]]).toEqual([2, 'troupe db prune: give --older-than <duration> and/or --keep-last <runs>: which finished runs keep their events']);
+    const worker = await troupe('worker', ...db, '--agents', 'test/worker/agents.ts', '--prune-older-than', 'banana');
+    expect([worker.code, worker.stderr.split('\n')[0]]).toEqual([2, 'troupe worker: --prune-older-than must be a duration such as 7d, 12h, 30m, 45s or 500ms, got "banana".']);
     const help = await troupe('db', 'prune', '--help');
     expect([help.code, help.stdout.split('\n')[0]]).toEqual([0, 'usage: troupe db prune --db <postgres://…> (--older-than <duration> | --keep-last <runs>) [--dry-run] [--schema <name>]']);
     expect(await troupe('db', 'prune', ...db, '--older-than', '7d')).toEqual({

@@ -12,6 +12,7 @@ import { POSTGRES_URL, adminQuery } from '../store/harnesses.js';
 import { call, openSse, trace, type SseClient } from '../server/helpers.js';
 import { fiver } from './agents.js';
 import { useCluster } from './cluster-harness.js';
+import { CLUSTER_AGENTS, killAll, spawnTroupe } from './troupe-process.js';
 
 const exec = promisify(execFile);
 
@@ -29,8 +30,9 @@ async function troupe(...args: string[]): Promise<{ code: number; stdout: string
 describe('retention of stored run events on a cluster', () => {
   const cluster = useCluster();
   const open: SseClient[] = [];
-  afterEach(() => {
+  afterEach(async () => {
     for (const client of open.splice(0)) client.close();
+    await killAll();
   });
   const runToEnd = async (server: Parameters<typeof openSse>[0]) => {
     const client = await openSse(server, 'POST', '/api/chat', { body: { agent: 'fiver', input: 'go' } });
@@ -84,7 +86,7 @@ describe('retention of stored run events on a cluster', () => {
     expect((await c.store.load(older.runId))?.entries).toEqual(logBefore?.entries);
   });
 
-  it('workers pruning on a schedule at once prune each finished run once; running runs keep their events', { timeout: 60_000 }, async () => {
+  it('workers pruning on a schedule at once prune each finished run once', { timeout: 60_000 }, async () => {
     const c = await cluster();
     const a = await c.server();
     await c.worker();
@@ -104,5 +106,24 @@ describe('retention of stored run events on a cluster', () => {
     expect(reported.sort()).toEqual(done);
     expect(lines.flatMap((l) => l.filter((x) => x.startsWith('pruned')))).toHaveLength(2);
     expect(await adminQuery(`SELECT run_id, type FROM "${c.schema}".troupe_events ORDER BY run_id`)).toEqual(done.map((runId) => ({ run_id: runId, type: 'troupe.events_pruned' })));
+  });
+
+  it('a troupe worker process started with --prune-keep-last prunes the finished runs but the last ones when it starts', { timeout: 60_000 }, async () => {
+    const c = await cluster();
+    const a = await c.server();
+    const worker = await c.worker();
+    const finished = [await runToEnd(a), await runToEnd(a), await runToEnd(a)];
+    const done = finished.map((run) => run.runId);
+    await worker.stop();
+    const newest = (await adminQuery<{ run_id: string }>(`SELECT run_id FROM "${c.schema}".troupe_runs ORDER BY updated_at DESC, position DESC LIMIT 1`))[0]!.run_id;
+    const older = done.filter((id) => id !== newest);
+    const child = spawnTroupe(['worker', '--db', POSTGRES_URL!, '--schema', c.schema, '--agents', CLUSTER_AGENTS, '--prune-keep-last', '1', '--prune-every', '1h']);
+    const [, events, runs, ids] = await child.waitFor(/^pruned (\d+) stored events of (\d+) finished runs: (.*)$/m);
+    expect([runs, ids!.split(', ').sort()]).toEqual(['2', older.sort()]);
+    const left = await adminQuery<{ run_id: string; type: string; n: number }>(`SELECT run_id, min(type) AS type, count(*)::int AS n FROM "${c.schema}".troupe_events GROUP BY run_id ORDER BY run_id`);
+    expect(left.filter((row) => row.run_id !== newest)).toEqual(older.sort().map((runId) => ({ run_id: runId, type: 'troupe.events_pruned', n: 1 })));
+    expect(left.find((row) => row.run_id === newest)?.n).toBe(finished.find((run) => run.runId === newest)!.client.frames.length);
+    const prunedEvents = finished.filter((run) => run.runId !== newest).reduce((sum, run) => sum + run.client.frames.length, 0);
+    expect(Number(events)).toBe(prunedEvents);
   });
 });
