@@ -63,8 +63,11 @@ export async function pruneEventsIn(db: PostgresDatabase, rule: RetentionRule, n
   for (;;) {
     const step = await db.transaction(async (q) => {
       const rows = await q<CandidateRow>(inSchema(candidatesSql(true), db.s), params);
-      const runs = await describe(db, q, rows);
-      if (runs.length === 0) return runs;
+      // Counted after the lock, in a newer snapshot: a run another pruner pruned and committed
+      // between this SELECT's snapshot and its lock (its head row is unchanged, so PostgreSQL
+      // does not re-check it) has no events left, and is not pruned or reported twice.
+      const runs = (await describe(db, q, rows)).filter(({ run }) => run.events > 0);
+      if (runs.length === 0) return { locked: rows.length, runs };
       const ids = runs.map(({ run }) => run.runId);
       const lasts = runs.map(({ last }) => String(last));
       await q(inSchema('DELETE FROM {s}.troupe_events e USING unnest($1::text[], $2::bigint[]) AS t(run_id, last) WHERE e.run_id = t.run_id AND e.id < t.last', db.s), [ids, lasts]);
@@ -74,10 +77,10 @@ export async function pruneEventsIn(db: PostgresDatabase, rule: RetentionRule, n
         markers.map((marker) => JSON.stringify(marker)),
         PRUNED_EVENTS_TYPE,
       ]);
-      return runs;
+      return { locked: rows.length, runs };
     });
-    pruned.push(...step.map(({ run }) => run));
-    if (step.length < BATCH) return report(false, pruned);
+    pruned.push(...step.runs.map(({ run }) => run));
+    if (step.locked < BATCH) return report(false, pruned);
   }
 }
 
