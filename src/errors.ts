@@ -125,6 +125,28 @@ export class StoreUnavailable extends TroupeError {
   }
 }
 
+/**
+ * A cluster run's stored event stream (`troupe_events`) was pruned (`troupe db prune`, or a
+ * worker's `pruneEvents`) up to event `through`, so a stream from an earlier cursor cannot be
+ * replayed. The run's log and result, the truth, are kept: read them from the checkpoint
+ * store (`store.load(runId)`, `GET /api/runs/:id`).
+ */
+export class EventsPruned extends TroupeError {
+  override readonly code = 'EVENTS_PRUNED';
+  constructor(
+    readonly runId: string,
+    /** The id of the last pruned event: a cursor at or above it still reads what came after. */
+    readonly through: number,
+    /** When it was pruned (epoch ms). */
+    readonly prunedAt: number,
+  ) {
+    super(
+      `The events of run '${runId}' up to event ${through} were pruned at ${new Date(prunedAt).toISOString()} (event retention); ` +
+        `its log and result are kept: read them with GET /api/runs/${encodeURIComponent(runId)} or store.load('${runId}').`,
+    );
+  }
+}
+
 /** Why an AbortSignal aborted, as a RunCancelled reason (a RunCancelled's own reason, an error's message, a string). */
 export function abortReason(signal: AbortSignal): string {
   const reason: unknown = signal.reason;

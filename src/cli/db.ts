@@ -1,13 +1,16 @@
 import { parseArgs } from 'node:util';
 import { StoreUnavailable, UserError } from '../errors.js';
 import type { MigrationStep } from '../store/postgres-migrate.js';
+import { PRUNE_USAGE, dbPrune } from './db-prune.js';
 
 export const DB_USAGE = `usage: troupe db migrate --db <postgres://user:password@host:port/database> [--schema <name>]
+       troupe db prune --db <url> (--older-than <duration> | --keep-last <runs>) [--dry-run] (troupe db prune --help)
 
-Creates troupe's PostgreSQL tables, or upgrades them to the layout this version uses, in one
-transaction (running it again changes nothing). Stores never create tables themselves.
+migrate: creates troupe's PostgreSQL tables, or upgrades them to the layout this version uses,
+in one transaction (running it again changes nothing). Stores never create tables themselves.
+prune: deletes the stored event streams of finished runs (never their logs).
 
-options:
+options of migrate:
   --db <url>        the database (default: $TROUPE_DATABASE_URL)
   --schema <name>   the schema to use, created when missing (default public)
 `;
@@ -29,7 +32,13 @@ export async function db(argv: readonly string[], out: (line: string) => void, e
     err(DB_USAGE);
     return 2;
   }
-  if (subcommand === '--help' || subcommand === '-h' || rest.includes('--help') || rest.includes('-h')) {
+  const help = rest.includes('--help') || rest.includes('-h');
+  if (subcommand === 'prune') {
+    if (!help) return dbPrune(rest, out, err);
+    out(PRUNE_USAGE);
+    return 0;
+  }
+  if (subcommand === '--help' || subcommand === '-h' || help) {
     out(DB_USAGE);
     return 0;
   }

@@ -15,7 +15,7 @@ commands:
   demo    run the demo agents in this process and print their event stream
   serve   the HTTP API and inspector for your agents (troupe serve --help)
   worker  run enqueued runs from PostgreSQL: troupe worker --db postgres://… --agents ./agents.js (--help)
-  db      troupe db migrate --db postgres://…: create or upgrade the PostgreSQL tables (troupe db --help)
+  db      troupe db migrate --db postgres://…: create or upgrade the PostgreSQL tables; troupe db prune: retention of stored run events (troupe db --help)
 
 environment:
   TROUPE_MODEL=openai-compatible:<model>   use a real model (Ollama, vLLM, llama.cpp server, …)

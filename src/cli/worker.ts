@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import { StoreUnavailable, UserError } from '../errors.js';
+import { parseDuration } from '../store/event-retention.js';
+import type { EventPruning } from '../worker/event-pruning.js';
 import { loadAgents } from './load-agents.js';
 
 export const WORKER_USAGE = `usage: troupe worker --db <postgres://…> --agents <module> [options]
@@ -19,6 +21,10 @@ options:
   --approval-timeout <ms>  deny undecided approvals after this long (default: they wait for a decision)
   --suspend-approvals  park a run that waits only on approvals (frees this worker's slot; any worker
                        resumes it once a decision arrives): for approvals that take hours or days
+  --prune-older-than <duration>  prune the stored events of runs that finished this long ago (7d, 12h, …)
+  --prune-keep-last <runs>       prune the stored events of all finished runs but the last <runs>
+  --prune-every <duration>       how often to prune (default 1h; first when the worker starts); as
+                                 \`troupe db prune\`, safe on every worker, logs are never pruned
 `;
 
 function positiveInt(value: string | undefined, name: string): number | undefined {
@@ -26,6 +32,20 @@ function positiveInt(value: string | undefined, name: string): number | undefine
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new UserError(`--${name} must be a positive integer, got '${value}'.`);
   return n;
+}
+
+/** The worker's `pruneEvents` from its --prune-* flags; undefined without them. @throws UserError naming the flag. */
+function pruningOptions(olderThan: string | undefined, keepLast: string | undefined, every: string | undefined): EventPruning | undefined {
+  if (olderThan === undefined && keepLast === undefined) {
+    if (every !== undefined) throw new UserError('--prune-every needs --prune-older-than and/or --prune-keep-last.');
+    return undefined;
+  }
+  if (keepLast !== undefined && !/^\d+$/.test(keepLast)) throw new UserError(`--prune-keep-last must be a whole number of runs (0 or more), got '${keepLast}'.`);
+  return {
+    ...(olderThan !== undefined ? { olderThan: parseDuration(olderThan, '--prune-older-than') } : {}),
+    ...(keepLast !== undefined ? { keepLast: Number(keepLast) } : {}),
+    ...(every !== undefined ? { every: parseDuration(every, '--prune-every') } : {}),
+  };
 }
 
 /**
@@ -37,7 +57,7 @@ export async function worker(argv: readonly string[], out: (line: string) => voi
     out(WORKER_USAGE);
     return 0;
   }
-  let options: { url: string; agents: string; schema?: string; concurrency?: number; leaseTtlMs?: number; pollMs?: number; approvalTimeoutMs?: number; suspendOnWait: boolean };
+  let options: { url: string; agents: string; schema?: string; concurrency?: number; leaseTtlMs?: number; pollMs?: number; approvalTimeoutMs?: number; suspendOnWait: boolean; pruneEvents?: EventPruning };
   try {
     const { values } = parseArgs({
       args: [...argv],
@@ -50,6 +70,9 @@ export async function worker(argv: readonly string[], out: (line: string) => voi
         poll: { type: 'string' },
         'approval-timeout': { type: 'string' },
         'suspend-approvals': { type: 'boolean' },
+        'prune-older-than': { type: 'string' },
+        'prune-keep-last': { type: 'string' },
+        'prune-every': { type: 'string' },
       },
       strict: true,
       allowPositionals: false,
@@ -61,6 +84,7 @@ export async function worker(argv: readonly string[], out: (line: string) => voi
     const leaseTtlMs = positiveInt(values['lease-ttl'], 'lease-ttl');
     const pollMs = positiveInt(values.poll, 'poll');
     const approvalTimeoutMs = positiveInt(values['approval-timeout'], 'approval-timeout');
+    const pruneEvents = pruningOptions(values['prune-older-than'], values['prune-keep-last'], values['prune-every']);
     options = {
       url,
       agents: values.agents,
@@ -70,6 +94,7 @@ export async function worker(argv: readonly string[], out: (line: string) => voi
       ...(pollMs !== undefined ? { pollMs } : {}),
       ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
       suspendOnWait: values['suspend-approvals'] === true,
+      ...(pruneEvents !== undefined ? { pruneEvents } : {}),
     };
   } catch (error) {
     err(`troupe worker: ${(error as Error).message}\n\n${WORKER_USAGE}`);
@@ -87,7 +112,7 @@ export async function worker(argv: readonly string[], out: (line: string) => voi
     const agents = await loadAgents(options.agents);
     // Fail fast on an unusable database (unreachable, not migrated) instead of logging it every poll.
     await store.load('troupe-worker-check');
-    const { concurrency, leaseTtlMs, pollMs, approvalTimeoutMs, suspendOnWait } = options;
+    const { concurrency, leaseTtlMs, pollMs, approvalTimeoutMs, suspendOnWait, pruneEvents } = options;
     const running = startWorker({
       store,
       bus,
@@ -98,6 +123,7 @@ export async function worker(argv: readonly string[], out: (line: string) => voi
       ...(concurrency !== undefined ? { concurrency } : {}),
       ...(leaseTtlMs !== undefined ? { leaseTtlMs } : {}),
       ...(pollMs !== undefined ? { pollMs } : {}),
+      ...(pruneEvents !== undefined ? { pruneEvents } : {}),
     });
     out(`troupe worker ${running.owner}: ${Object.keys(agents).join(', ')}; concurrency ${options.concurrency ?? 4}`);
     await new Promise<void>((resolve) => {

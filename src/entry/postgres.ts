@@ -13,4 +13,6 @@ export type { RunBus, RunMessage, StoredRunMessage, StoredRunEvent, BusListeners
 export { migratePostgres, type MigrateOptions, type MigrationStep } from '../store/postgres-migrate.js';
 export type { PostgresConnection, PostgresConnectionOptions, PostgresStoreOptions } from '../store/postgres-options.js';
 export type { AppendRequest, Lease, AppendFence } from '../store/checkpoint-store.js';
-export { RunLocked, StoreUnavailable } from '../errors.js';
+export { EventsPruned, RunLocked, StoreUnavailable } from '../errors.js';
+export { pruneEvents, type PruneOptions } from '../store/postgres-prune.js';
+export { parseDuration, PRUNED_EVENTS_TYPE, type EventRetention, type PruneReport, type PrunedRun } from '../store/event-retention.js';

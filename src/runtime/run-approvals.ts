@@ -39,6 +39,8 @@ export function approvalInput(state: RunState): WaitInput {
   const self = state.self;
   const requestedAt = stored.request?.requestedAt ?? Date.now();
   const timeoutMs = state.options.approvalTimeoutMs;
+  // A logged deadline stands (the process that asked set it; the parked run was woken for it).
+  const deadline = stored.request?.deadline ?? (timeoutMs === undefined || !Number.isFinite(timeoutMs) ? undefined : requestedAt + timeoutMs);
   const view: WaitView = {
     waitId: approvalId,
     kind: 'approval',
@@ -50,7 +52,7 @@ export function approvalInput(state: RunState): WaitInput {
     turn,
     requestedAt,
     // A durable wait's timeout counts from its stored request time, across restarts.
-    deadline: timeoutMs === undefined || !Number.isFinite(timeoutMs) ? undefined : requestedAt + timeoutMs,
+    deadline,
     detail: { tool: slot.call.name, args: slot.args },
   };
   const reportFailure = (error: Error): void => state.sink({ type: 'tool_call_failed', ...base, turn, call: slot.call, error, attempt: 0, willRetry: false });
@@ -76,7 +78,7 @@ export function approvalInput(state: RunState): WaitInput {
         reject: (reason?: string) => void state.waits.resolve(approvalId, { approved: false, ...(reason !== undefined ? { reason } : {}) }),
       });
       if (state.runLog && !stored.request) {
-        log(state, { kind: 'approval_request', turn, index: slot.index, callId: slot.call.id, approvalId, tool: slot.call.name, argsHash: hashArguments(slot.call.arguments), requestedAt: opened.requestedAt });
+        log(state, { kind: 'approval_request', turn, index: slot.index, callId: slot.call.id, approvalId, tool: slot.call.name, argsHash: hashArguments(slot.call.arguments), requestedAt: opened.requestedAt, ...(opened.deadline !== undefined ? { deadline: opened.deadline } : {}) });
       }
       if (self.getSnapshot().status === 'active') self.send({ type: 'wait.opened' });
     },

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { nanoid } from 'nanoid';
+import { EventsPruned } from '../errors.js';
 import type { CheckpointStore, RunStatus } from '../store/checkpoint-store.js';
 import type { RunJob } from '../store/postgres-queue.js';
 import type { RunBus } from '../store/run-bus.js';
@@ -117,11 +118,14 @@ export async function serveClusterRoute(req: IncomingMessage, res: ServerRespons
   const protocol = url.searchParams.get('protocol');
   if (protocol !== null) {
     if (protocol !== 'ui') throw new HttpError(400, 'invalid_protocol', `Unknown protocol '${protocol}'. Supported: ui (AI SDK UI message stream).`);
+    await refusePruned(ctx.cluster.bus, runId, 0);
     streamUIMessages(res, runId, { streams: ctx.streams, sse: ctx.sse });
     return true;
   }
   const after = Number(req.headers['last-event-id'] ?? url.searchParams.get('after') ?? 0);
-  stream(res, runId, Number.isInteger(after) && after > 0 ? after : 0, ctx);
+  const cursor = Number.isInteger(after) && after > 0 ? after : 0;
+  await refusePruned(ctx.cluster.bus, runId, cursor);
+  stream(res, runId, cursor, ctx);
   return true;
 }
 
@@ -146,12 +150,28 @@ function stream(res: ServerResponse, runId: string, after: number, ctx: ClusterR
   ctx.sse.add(sse);
   const unwatch = ctx.streams.watch(runId, after, {
     event: (event, id) => sse.send(JSON.stringify(event), { event: event.type, id }),
+    pruned: (error) => sse.send(JSON.stringify(prunedFrame(error)), { event: 'events_pruned' }),
     end: () => sse.end(),
   });
   sse.onClose(() => {
     unwatch();
     ctx.sse.delete(sse);
   });
+}
+
+/** 410 `events_pruned` before a stream opens when the events after `cursor` were pruned (the log is kept: the message says where). */
+async function refusePruned(bus: RunBus, runId: string, cursor: number): Promise<void> {
+  try {
+    await bus.events(runId, cursor, 1);
+  } catch (error) {
+    if (error instanceof EventsPruned) throw new HttpError(410, 'events_pruned', error.message);
+    throw error;
+  }
+}
+
+/** The SSE frame `events_pruned` that ends a stream whose next events were pruned while it was open. */
+export function prunedFrame(error: EventsPruned): Record<string, unknown> {
+  return { type: 'events_pruned', runId: error.runId, through: error.through, prunedAt: error.prunedAt, error: { name: error.name, code: error.code, message: error.message } };
 }
 
 /** The run exists and is not over (a message to it can still take effect). */

@@ -1,3 +1,4 @@
+import { EventsPruned } from '../errors.js';
 import type { WireRunEvent } from '../inspect/wire.js';
 import { isFinished } from '../run-status.js';
 import type { CheckpointHead, RunStatus, StoredRun } from '../store/checkpoint-store.js';
@@ -12,6 +13,8 @@ export interface StreamStore {
 /** Receives a remote run's stored events in order (`id` is the bus's event id), then its end. */
 export interface RemoteWatcher {
   event(event: WireRunEvent, id: number): void;
+  /** The run's events after the watcher's cursor were pruned (retention): tell the client so; `end` follows. */
+  pruned(error: EventsPruned): void;
   end(): void;
 }
 
@@ -208,6 +211,15 @@ export class RemoteStreams {
       try {
         page = await this.bus.events(runId, from, PAGE);
       } catch (error) {
+        if (error instanceof EventsPruned) {
+          // Never an empty stream: every watcher whose next events are gone is told, and ends.
+          for (const watch of [...set]) {
+            if (watch.cursor >= error.through) continue;
+            watch.watcher.pruned(error);
+            this.drop(runId, watch, true);
+          }
+          continue;
+        }
         this.log(`reading events of run ${runId} failed (${(error as Error).message}); retried at the next notice`);
         return;
       }

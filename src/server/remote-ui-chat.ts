@@ -74,6 +74,8 @@ export function streamUIMessages(res: ServerResponse, runId: string, ctx: Pick<R
     0,
     {
       event: (event) => send(mapper.map(event)),
+      // Retention removed the run's next events: the message cannot be completed; say so (an AI SDK error chunk), then end.
+      pruned: (error) => send([{ type: 'error', errorText: error.message }]),
       end: () => {
         send(mapper.end());
         sse.send('[DONE]');

@@ -4,13 +4,15 @@
  * that hears of it can read it). Notifications only say "look"; the tables are the truth, so a
  * node that missed some (reconnecting, not started yet) polls and loses nothing.
  */
-import { StoreUnavailable, UserError } from '../errors.js';
+import { EventsPruned, StoreUnavailable, UserError } from '../errors.js';
 import type { WireRunEvent } from '../inspect/wire.js';
 import { checkRunId } from './checkpoint-store.js';
 import { FINISHED_STORED_STATUSES, decodeJson } from './format.js';
 import { PostgresDatabase } from './postgres.js';
 import { POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
 import { channelFor, listenFor } from './postgres-listener.js';
+import { PRUNED_EVENTS_TYPE, checkRetention, type EventRetention, type PrunedEventsMarker, type PruneReport } from './event-retention.js';
+import { pruneEventsIn } from './postgres-prune.js';
 import type { PostgresConnection, PostgresStoreOptions } from './postgres-options.js';
 import type { BusListeners, RunBus, RunMessage, StoredRunEvent, StoredRunMessage } from './run-bus.js';
 
@@ -133,8 +135,25 @@ export class PostgresRunBus implements RunBus {
 
   async events(runId: string, afterId = 0, limit = 1000): Promise<StoredRunEvent[]> {
     checkRunId(runId);
-    const rows = await this.db.query<{ id: string; data: string; at: string }>(this.sql('SELECT id, data, at FROM {s}.troupe_events WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3'), [runId, afterId, limit]);
-    return rows.map((row) => ({ id: Number(row.id), runId, event: decodeJson(row.data, `${this.db.where}: event ${row.id} of run '${runId}'`) as WireRunEvent, at: Number(row.at) }));
+    const rows = await this.db.query<{ id: string; type: string; data: string; at: string }>(this.sql('SELECT id, type, data, at FROM {s}.troupe_events WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3'), [runId, afterId, limit]);
+    // A pruned run's events before its marker are gone: a cursor below it cannot be replayed.
+    if (rows[0]?.type === PRUNED_EVENTS_TYPE) {
+      const marker = decodeJson(rows[0].data, `${this.db.where}: event ${rows[0].id} of run '${runId}'`) as PrunedEventsMarker;
+      throw new EventsPruned(runId, Number(rows[0].id), Number(marker.prunedAt));
+    }
+    return rows
+      .filter((row) => row.type !== PRUNED_EVENTS_TYPE)
+      .map((row) => ({ id: Number(row.id), runId, event: decodeJson(row.data, `${this.db.where}: event ${row.id} of run '${runId}'`) as WireRunEvent, at: Number(row.at) }));
+  }
+
+  /**
+   * Prunes the stored events of finished runs that `retention` drops (or with `dryRun` only
+   * says which): see `pruneEvents` in troupe/postgres. Safe to run from several processes at once.
+   * @throws UserError for a bad retention; StoreUnavailable.
+   */
+  async pruneEvents(retention: EventRetention, options: { readonly dryRun?: boolean } = {}): Promise<PruneReport> {
+    const rule = checkRetention(retention, 'pruneEvents');
+    return pruneEventsIn(this.db, rule, this.now(), options.dryRun === true);
   }
 
   async listen(listeners: BusListeners): Promise<() => Promise<void>> {

@@ -22,7 +22,7 @@ import { STORED_RUN_STATUSES, fromStoredStatus, storedStatusesToMatch, type Stor
 import { CHECKPOINT_SCHEMA_VERSION, checkEntries, checkHead, checkSchemaVersion, decodeEntry, decodeHead, decodeJson } from './format.js';
 import { PostgresDatabase, type Query } from './postgres.js';
 import { OPEN_WAIT_DEADLINE, POSTGRES_CHECKPOINTS, inSchema } from './postgres-layout.js';
-import { checkJob, claimNextRun, insertJob, markJobStarted, type ClaimedRun, type RunJob } from './postgres-queue.js';
+import { checkJob, claimRuns, insertJob, markJobStarted, type ClaimedRun, type RunJob } from './postgres-queue.js';
 import type { PostgresConnection, PostgresStoreOptions } from './postgres-options.js';
 
 interface RunRow {
@@ -246,10 +246,21 @@ export class PostgresCheckpointStore implements CheckpointStore {
    * at once take different runs without waiting on each other.
    */
   async claimNext(owner: string, ttlMs: number): Promise<ClaimedRun | undefined> {
+    return (await this.claimBatch(owner, ttlMs, 1))[0];
+  }
+
+  /**
+   * `claimNext` for up to `max` runs in one transaction (a worker with `max` free slots): the
+   * same runs, in the same order, as `max` claims in a row would take, each under its own lease
+   * expiring `ttlMs` from now. All or nothing: when it throws, none of them is leased.
+   * @throws UserError for a bad owner, TTL or `max` (a positive integer), or a corrupt job; StoreUnavailable.
+   */
+  async claimBatch(owner: string, ttlMs: number, max: number): Promise<ClaimedRun[]> {
     checkLeaseTerms(owner, ttlMs);
+    if (!Number.isInteger(max) || max < 1) throw new UserError(`A claim takes a positive integer number of runs, got ${String(max)}.`);
     return this.db.transaction(async (q) => {
       const now = this.now();
-      return claimNextRun(this.db, q, now, (tq, runId, at) => this.takeLease(tq, runId, owner, at, at + ttlMs));
+      return claimRuns(this.db, q, now, max, (tq, runId, at) => this.takeLease(tq, runId, owner, at, at + ttlMs));
     });
   }
 

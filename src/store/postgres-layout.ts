@@ -49,18 +49,20 @@ const CLUSTER_TABLES = `
 const WAITING_JOBS_INDEX = `CREATE INDEX troupe_jobs_waiting ON {s}.troupe_jobs (position) WHERE started_at IS NULL;`;
 
 /**
- * The earliest deadline among the open call waits (`wait_request` with a `deadline`: a timer's
- * time, an event's or a question's timeout) of run `$1`, NULL when none has one: what
- * `troupe_runs.wake_at` holds for a suspended run. A wait is open when it was requested after
- * the run's last `reply`/`turn_end` and has neither a `wait_resolution` nor its call's `result`
- * (the rule of pendingStoredWaits). Only a root run parks, and only when no sub-run is in
- * flight, so its own entries are enough.
+ * The earliest deadline among the open waits of run `$1` (`wait_request` with a `deadline`: a
+ * timer's time, an event's or a question's timeout; `approval_request` with a `deadline`: the
+ * approval timeout, format 6), NULL when none has one: what `troupe_runs.wake_at` holds for a
+ * suspended run. A wait is open when it was requested after the run's last `reply`/`turn_end`
+ * and has neither its `wait_resolution` / `approval_decision` nor its call's `result` (the rule
+ * of pendingStoredWaits). Only a root run parks, and only when no sub-run is in flight, so its
+ * own entries are enough.
  */
 export const OPEN_WAIT_DEADLINE = `(SELECT min((w.data::jsonb->>'deadline')::bigint) FROM {s}.troupe_entries w
-  WHERE w.run_id = $1 AND w.kind = 'wait_request' AND w.data::jsonb ? 'deadline'
+  WHERE w.run_id = $1 AND w.kind IN ('wait_request', 'approval_request') AND w.data::jsonb ? 'deadline'
     AND w.seq > COALESCE((SELECT max(t.seq) FROM {s}.troupe_entries t WHERE t.run_id = $1 AND t.kind IN ('reply', 'turn_end')), 0)
     AND NOT EXISTS (SELECT 1 FROM {s}.troupe_entries x WHERE x.run_id = $1 AND x.seq > w.seq AND (
       (x.kind = 'wait_resolution' AND x.data::jsonb->>'waitId' = w.data::jsonb->>'waitId')
+      OR (x.kind = 'approval_decision' AND x.data::jsonb->>'approvalId' = w.data::jsonb->>'approvalId')
       OR (x.kind = 'result' AND x.data::jsonb->'message'->>'callId' = w.data::jsonb->>'callId'))))`;
 
 /** Layout 3: when a suspended run's earliest wait deadline is (claimNext resumes it then). */

@@ -66,17 +66,24 @@ function checkInput(input: unknown, where: () => string): asserts input is RunIn
   if (!ok) throw new UserError(`${where()} must be a string or a non-empty array of messages.`);
 }
 
+/** Rows locked per claim beyond the runs it may take: spares for a candidate whose lease turns out to be taken meanwhile. */
+const SPARE_CANDIDATES = 7;
+
 /**
- * @internal The store's `claimNext`: first stored root runs that need a process (oldest first:
- * running ones whose owner is gone; suspended ones with a decision or a wait resolution
- * stored since they parked, an unapplied message, or a wait deadline (`wake_at`) now due;
- * sub-runs are resumed by their parent),
+ * @internal The store's `claimNext` / `claimBatch`: up to `max` runs in one transaction. First
+ * stored root runs that need a process (oldest first: running ones whose owner is gone;
+ * suspended ones with a decision or a wait resolution stored since they parked, an unapplied
+ * message, or a wait deadline (`wake_at`) now due; sub-runs are resumed by their parent),
  * then enqueued runs not started yet (in enqueue order); each candidate row is locked with
  * SKIP LOCKED and leased with the claim statement. The only lock it waits for is a lease row,
  * and an append locks its run's head and job rows before its lease (the store's lock order),
- * so a claim skips a run being written rather than deadlocking with its writer.
+ * so a claim skips a run being written rather than deadlocking with its writer; a lease row it
+ * waits for is never held by a transaction that waits for a row this claim locked (that
+ * transaction locked the run's head or job row first, so this claim skipped the run). All or
+ * nothing: an error (a corrupt job, a lost connection) rolls back every lease it took.
  */
-export async function claimNextRun(db: PostgresDatabase, q: Query, now: number, takeLease: TakeLease): Promise<ClaimedRun | undefined> {
+export async function claimRuns(db: PostgresDatabase, q: Query, now: number, max: number, takeLease: TakeLease): Promise<ClaimedRun[]> {
+  const claimed: ClaimedRun[] = [];
   const stored = await q<{ run_id: string; agent: string; job_agent: string | null }>(
     inSchema(
       `SELECT r.run_id, r.agent, j.agent AS job_agent FROM {s}.troupe_runs r LEFT JOIN {s}.troupe_jobs j ON j.run_id = r.run_id
@@ -87,16 +94,18 @@ export async function claimNextRun(db: PostgresDatabase, q: Query, now: number, 
             OR EXISTS (SELECT 1 FROM {s}.troupe_messages m WHERE m.run_id = r.run_id AND m.applied_at IS NULL))))
           AND NOT EXISTS (SELECT 1 FROM {s}.troupe_leases l WHERE l.run_id = r.run_id AND l.expires_at > $1)
         ORDER BY r.position
-        LIMIT 8
+        LIMIT $3
         FOR UPDATE OF r SKIP LOCKED`,
       db.s,
     ),
-    [now, CHECKPOINT_SCHEMA_VERSION],
+    [now, CHECKPOINT_SCHEMA_VERSION, max + SPARE_CANDIDATES],
   );
   for (const row of stored) {
+    if (claimed.length === max) return claimed;
     const lease = await takeLease(q, row.run_id, now);
-    if (lease) return { runId: row.run_id, lease, agent: row.job_agent ?? row.agent };
+    if (lease) claimed.push({ runId: row.run_id, lease, agent: row.job_agent ?? row.agent });
   }
+  if (claimed.length === max) return claimed;
   const queued = await q<{ run_id: string; agent: string; input: unknown }>(
     inSchema(
       `SELECT j.run_id, j.agent, j.input FROM {s}.troupe_jobs j
@@ -104,20 +113,21 @@ export async function claimNextRun(db: PostgresDatabase, q: Query, now: number, 
           AND NOT EXISTS (SELECT 1 FROM {s}.troupe_runs r WHERE r.run_id = j.run_id)
           AND NOT EXISTS (SELECT 1 FROM {s}.troupe_leases l WHERE l.run_id = j.run_id AND l.expires_at > $1)
         ORDER BY j.position
-        LIMIT 8
+        LIMIT $2
         FOR UPDATE OF j SKIP LOCKED`,
       db.s,
     ),
-    [now],
+    [now, max - claimed.length + SPARE_CANDIDATES],
   );
   for (const row of queued) {
+    if (claimed.length === max) return claimed;
     const where = `${db.where}: job '${row.run_id}'`;
     const input = decodeJson(row.input, `${where} input`);
     checkInput(input, () => `${where} is corrupt: its input`);
     const lease = await takeLease(q, row.run_id, now);
-    if (lease) return { runId: row.run_id, lease, agent: row.agent, input };
+    if (lease) claimed.push({ runId: row.run_id, lease, agent: row.agent, input });
   }
-  return undefined;
+  return claimed;
 }
 
 /**

@@ -179,6 +179,7 @@ export function checkEntry(value: unknown): asserts value is CheckpointEntry {
       str(value, 'tool', '');
       hex64(value, 'argsHash', '');
       count(value, 'requestedAt', '');
+      if (value['deadline'] !== undefined) count(value, 'deadline', '');
       return;
     case 'approval_decision':
       str(value, 'approvalId', '');

@@ -63,6 +63,12 @@ export interface ApprovalRequestEntry {
   readonly argsHash: string;
   /** Milliseconds since the epoch; durable approval timeouts count from here. */
   readonly requestedAt: number;
+  /**
+   * When it is denied undecided (ms since the epoch): `requestedAt` plus the run's
+   * `approvalTimeoutMs`, logged when the run has one (format 6). A parked run is woken then
+   * (PostgreSQL `wake_at`), and a resumed run keeps this deadline.
+   */
+  readonly deadline?: number;
 }
 
 /** The decision on a pending approval, recorded by the run itself or by `Runner.decide`. */

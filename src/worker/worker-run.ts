@@ -72,8 +72,10 @@ export async function runClaimed(claimed: ClaimedRun, agent: Agent, context: Wor
     input,
     ...(claimed.input === undefined ? { resumeId: runId } : { runId }),
     ...(Array.isArray(claimed.input) ? { messages: claimed.input } : {}),
-    runOptions: {},
-    approvalTimeoutMs: context.approvalTimeoutMs,
+    // The run times its approvals out itself: the deadline is then in its log (approval_request
+    // `deadline`), so a parked run is woken for it (wake_at) by whichever worker polls then.
+    runOptions: Number.isFinite(context.approvalTimeoutMs) ? { approvalTimeoutMs: context.approvalTimeoutMs } : {},
+    approvalTimeoutMs: Infinity,
     feed: context.feed,
     maxEvents: KEPT_EVENTS,
     maxEventBytes: KEPT_EVENT_BYTES,

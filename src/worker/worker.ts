@@ -1,5 +1,6 @@
 /**
- * A worker process's loop: take runs from a PostgreSQL store (`claimNext`, SKIP LOCKED),
+ * A worker process's loop: take runs from a PostgreSQL store (`claimBatch`: as many as it has
+ * free slots in one transaction, SKIP LOCKED),
  * start or resume each under the worker's lease (the run's log renews it while the run works
  * and releases it when the run ends). A worker that stops renewing (killed, hung, cut off)
  * loses its runs when their leases expire, and another worker resumes them from their logs;
@@ -17,10 +18,11 @@ import type { ClaimedRun } from '../store/postgres-queue.js';
 import type { RunBus } from '../store/run-bus.js';
 
 import type { LeasingStore } from './owned-store.js';
+import { checkPruning, startPruning, type EventPruner, type EventPruning } from './event-pruning.js';
 import { runClaimed, type LiveRun } from './worker-run.js';
 
-/** The store a worker needs: leases plus `claimNext` (PostgresCheckpointStore). */
-export type WorkerStore = LeasingStore & { claimNext(owner: string, ttlMs: number): Promise<ClaimedRun | undefined> };
+/** The store a worker needs: leases plus `claimBatch` (PostgresCheckpointStore): up to `max` runs in one claim, all or none leased. */
+export type WorkerStore = LeasingStore & { claimBatch(owner: string, ttlMs: number, max: number): Promise<ClaimedRun[]> };
 
 export interface WorkerOptions {
   readonly store: WorkerStore;
@@ -47,6 +49,12 @@ export interface WorkerOptions {
    * For approvals that may take hours or days. Default false.
    */
   readonly suspendOnWait?: boolean;
+  /**
+   * Prune the stored events of finished runs (as `troupe db prune` does) when the worker starts
+   * and then every `every` (default '1h'): e.g. `{ olderThan: '7d', every: '1h' }`. Needs `bus`.
+   * Safe when every worker does it; run logs are never pruned.
+   */
+  readonly pruneEvents?: EventPruning;
   /** One line per run start, end and problem. */
   readonly log?: (line: string) => void;
 }
@@ -76,6 +84,7 @@ const WORKER_OPTION_KEYS = optionKeys<WorkerOptions>({
   pollMs: true,
   approvalTimeoutMs: true,
   suspendOnWait: true,
+  pruneEvents: true,
   log: true,
 });
 
@@ -89,6 +98,7 @@ export function startWorker(options: WorkerOptions): Worker {
   const pollMs = options.pollMs ?? 1000;
   const log = options.log ?? (() => {});
   const { bus } = options;
+  const pruning = options.pruneEvents === undefined ? undefined : checkPruning(options.pruneEvents, bus);
   const running = new Set<Promise<void>>();
   const live = new Map<string, LiveRun>();
   const finished: string[] = [];
@@ -182,24 +192,28 @@ export function startWorker(options: WorkerOptions): Worker {
         continue;
       }
       noticed = false;
-      let claimed: ClaimedRun | undefined;
+      let claimed: ClaimedRun[] = [];
       try {
-        claimed = await options.store.claimNext(owner, ttl);
+        // Every free slot in one claim: one transaction instead of one per run when a burst arrives.
+        claimed = await options.store.claimBatch(owner, ttl, concurrency - running.size);
       } catch (error) {
         log(`claiming failed: ${(error as Error).message}`);
       }
-      if (!claimed) {
+      if (claimed.length === 0) {
         if (!stopping) await sleep(pollMs);
         continue;
       }
-      const task = execute(claimed).catch((error: unknown) => log(`run ${claimed.runId}: ${(error as Error).message}`));
-      running.add(task);
-      void task.finally(() => running.delete(task));
+      for (const run of claimed) {
+        const task = execute(run).catch((error: unknown) => log(`run ${run.runId}: ${(error as Error).message}`));
+        running.add(task);
+        void task.finally(() => running.delete(task));
+      }
     }
   }
 
   const listening = listen();
   const looping = loop();
+  const stopPruning = pruning && startPruning(bus as unknown as EventPruner, pruning, log);
   return {
     owner,
     finished,
@@ -207,6 +221,7 @@ export function startWorker(options: WorkerOptions): Worker {
     async stop() {
       stopping = true;
       wake?.();
+      await stopPruning?.();
       await looping;
       for (const { run } of live.values()) {
         try {

@@ -16,8 +16,17 @@ import { killAll, startServeProcess, startWorkerProcess, type ServeAddress, type
 const RUNS = 300;
 /** Every APPROVER_EVERY-th run is an `approver` (4 work calls + 1 payout needing approval). */
 const APPROVER_EVERY = 10;
-/** Short, so the test waits little for the killed worker's leases; long enough that a live worker on a loaded 2-core machine never misses a renewal (every third of it). */
-const LEASE_TTL_MS = 2000;
+/**
+ * Short, so the test waits little for the killed worker's leases; long enough that a live
+ * worker on a loaded 2-core machine never misses a renewal (every third of it), also the victim
+ * while the test freezes it (SIGSTOP) to look at its calls: a freeze lasts well under the
+ * lease left after a renewal (2/3 of it), and it runs FREEZE_GAP_MS between freezes. With
+ * 2000 ms, repeated freezes with 10 ms gaps let the live victim's leases run out, survivors
+ * took its waiting runs over, and calls not in flight at the kill ran twice.
+ */
+const LEASE_TTL_MS = 4000;
+/** The victim runs this long between two looks (longer than a renewal period, a third of the TTL). */
+const FREEZE_GAP_MS = LEASE_TTL_MS / 2;
 /** Each `work` call waits this long, so a worker always has calls in flight. */
 const WORK_MS = 30;
 /** Runs that must have completed before the kill. */
@@ -125,7 +134,8 @@ describe(`scale-out with worker and server processes`, () => {
         const finishing = await adminQuery(`SELECT 1 FROM ${t}.troupe_leases l JOIN ${t}.troupe_runs r ON r.run_id = l.run_id WHERE l.owner = $1 AND r.status <> 'running'`, [victim.owner]);
         if (rows.length === 0 || finishing.length > 0) {
           victim.process.signal('SIGCONT');
-          await pause(10);
+          // It renews its leases before the next freeze: a worker kept frozen loses its runs while alive.
+          await pause(FREEZE_GAP_MS);
           return undefined;
         }
         held = (await adminQuery<{ run_id: string }>(`SELECT run_id FROM ${t}.troupe_leases WHERE owner = $1 ORDER BY run_id`, [victim.owner])).map((r) => r.run_id);

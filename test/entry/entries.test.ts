@@ -78,10 +78,10 @@ describe('package entry points (built dist, plain node)', () => {
 
   it('troupe/postgres: pg and the PostgreSQL stores only (no SQLite, no runtime)', async () => {
     const loaded = await load('troupe/postgres');
-    expect(loaded.exports).toEqual(['PostgresCheckpointStore', 'PostgresRunBus', 'PostgresSession', 'RunLocked', 'StoreUnavailable', 'enqueueRun', 'migratePostgres']);
+    expect(loaded.exports).toEqual(['EventsPruned', 'PRUNED_EVENTS_TYPE', 'PostgresCheckpointStore', 'PostgresRunBus', 'PostgresSession', 'RunLocked', 'StoreUnavailable', 'enqueueRun', 'migratePostgres', 'parseDuration', 'pruneEvents']);
     expect(loaded.files).toEqual([
-      'entry/postgres.js', 'errors.js', 'message-parts.js', 'option-keys.js', 'peers.js', 'run-status.js', 'store/checkpoint-store.js', 'store/format.js', 'store/postgres-bus.js', 'store/postgres-checkpoint-store.js', 'store/postgres-driver.js', 'store/postgres-layout.js',
-      'store/postgres-listener.js', 'store/postgres-migrate.js', 'store/postgres-queue.js', 'store/postgres-session.js', 'store/postgres.js', 'store/record-checks.js', 'store/session.js',
+      'entry/postgres.js', 'errors.js', 'message-parts.js', 'option-keys.js', 'peers.js', 'run-status.js', 'store/checkpoint-store.js', 'store/event-retention.js', 'store/format.js', 'store/postgres-bus.js', 'store/postgres-checkpoint-store.js', 'store/postgres-driver.js', 'store/postgres-layout.js',
+      'store/postgres-listener.js', 'store/postgres-migrate.js', 'store/postgres-prune.js', 'store/postgres-queue.js', 'store/postgres-session.js', 'store/postgres.js', 'store/record-checks.js', 'store/session.js',
       'waits/kinds/records.js',
     ]);
     // pgpass and split2 load when a connection opens.

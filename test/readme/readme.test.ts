@@ -64,6 +64,7 @@ describe('README and docs examples', () => {
       'docs/plugins.md › MCP servers as plugins',
       'docs/scaling-out.md › The store in code',
       'docs/scaling-out.md › Workers',
+      'docs/scaling-out.md › Retention of stored events',
       'docs/scaling-out.md › The same in code',
       'docs/testing-agents.md › One test per path in vitest',
     ]);

@@ -47,10 +47,21 @@ const pay = tool({
   },
 });
 const ask = askHuman({ name: 'ask' });
+const refund = tool({
+  name: 'refund',
+  description: 'Refunds an order (a person approves it).',
+  parameters: z.object({}),
+  needsApproval: true,
+  execute: async (_args, ctx) => {
+    executions.push(ctx.callId);
+    return 'refunded';
+  },
+});
 
 // One instance per test, shared by its workers: a resumed run asks the same scripted model for its next reply.
 const napper = () => new Agent({ name: 'napper', model: new ScriptedModel([batch([['nap', {}, 'n1']]), text('rested')]), tools: [nap] });
 const payer = () => new Agent({ name: 'payer', model: new ScriptedModel([batch([['pay', {}, 'p1']]), text('paid')]), tools: [pay] });
+const refunder = () => new Agent({ name: 'refunder', model: new ScriptedModel([batch([['refund', {}, 'r1']]), text('not refunded')]), tools: [refund] });
 const asker = () => new Agent({ name: 'asker', model: new ScriptedModel([batch([['ask', { question: 'Which colour?', options: ['red', 'blue'] }, 'q1']]), text('noted')]), tools: [ask] });
 
 describe('parked runs resume on their own (troupe worker on PostgreSQL)', () => {
@@ -61,7 +72,7 @@ describe('parked runs resume on their own (troupe worker on PostgreSQL)', () => 
     executions.length = 0;
   });
   beforeEach(() => {
-    agents = { napper: napper(), payer: payer(), asker: asker() };
+    agents = { napper: napper(), payer: payer(), asker: asker(), refunder: refunder() };
   });
   const openStore = (schema: string) => {
     const store = new PostgresCheckpointStore(POSTGRES_URL!, { schema });
@@ -69,8 +80,8 @@ describe('parked runs resume on their own (troupe worker on PostgreSQL)', () => 
     return store;
   };
   let agents: Record<string, Agent> = {};
-  const worker = (schema: string, owner: string): Worker => {
-    const w = startWorker({ store: openStore(schema), agents, pollMs: 10, owner, suspendOnWait: true });
+  const worker = (schema: string, owner: string, approvalTimeoutMs?: number): Worker => {
+    const w = startWorker({ store: openStore(schema), agents, pollMs: 10, owner, suspendOnWait: true, ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}) });
     cleanup.push(() => w.stop());
     return w;
   };
@@ -101,6 +112,31 @@ describe('parked runs resume on their own (troupe worker on PostgreSQL)', () => 
     expect(run.entries[4]).toMatchObject({ kind: 'result', message: { callId: 'n1', content: `Waited until ${new Date(napUntil).toISOString()}.` } });
     // The tool ran once; the resumed call opened its stored wait again.
     expect(executions).toEqual(['n1']);
+    expect(await adminQuery(`SELECT wake_at FROM "${schema}".troupe_runs`)).toEqual([{ wake_at: null }]);
+  });
+
+  it('an approval with a timeout: the parked run stores its deadline as wake_at; after its worker stopped, another worker wakes it then and the approval is denied by the timeout', async () => {
+    const schema = await freshSchema();
+    const store = openStore(schema);
+    await enqueueRun(store, { runId: 'd1', agent: 'refunder', input: 'refund order 7' });
+    const first = worker(schema, 'first', 1_500);
+    await until(statusOf(store, 'd1', 'suspended'));
+    await first.stop();
+    const request = (await store.load('d1'))!.entries.find((e) => e.kind === 'approval_request')!;
+    expect(request).toMatchObject({ kind: 'approval_request', approvalId: 'd1:1.0', callId: 'r1', tool: 'refund' });
+    const { requestedAt, deadline } = request as { requestedAt: number; deadline: number };
+    expect(deadline).toBe(requestedAt + 1_500);
+    expect(await adminQuery(`SELECT run_id, wake_at FROM "${schema}".troupe_runs`)).toEqual([{ run_id: 'd1', wake_at: String(deadline) }]);
+    // A worker without an approval timeout of its own: the logged deadline wakes the run and stands.
+    const second = worker(schema, 'second');
+    const done = await until(statusOf(store, 'd1', 'completed'));
+    await second.stop();
+    expect(done.head.output).toBe('not refunded');
+    const run = (await store.load('d1'))!;
+    expect(kinds(run.entries)).toEqual(['input', 'reply', 'approval_request', 'approval_decision', 'result', 'turn_end', 'reply', 'turn_end']);
+    expect(run.entries[3]).toMatchObject({ kind: 'approval_decision', approvalId: 'd1:1.0', callId: 'r1', approved: false, by: 'timeout' });
+    expect((run.entries[3] as { decidedAt: number }).decidedAt).toBeGreaterThanOrEqual(deadline);
+    expect(executions).toEqual([]);
     expect(await adminQuery(`SELECT wake_at FROM "${schema}".troupe_runs`)).toEqual([{ wake_at: null }]);
   });
 

@@ -138,4 +138,29 @@ describe(`troupe worker on PostgreSQL`, () => {
     expect(saved).toEqual([]);
     expect((await store.claim('f1', 'other', 1_000).catch((e: unknown) => (e as Error).name))).toBe('RunLocked');
   });
+
+  it('a worker with k free slots fills them with one claim of k runs', async () => {
+    const schema = await freshSchema();
+    const store = openStore(schema);
+    const ids = ['b1', 'b2', 'b3', 'b4'];
+    for (const runId of ids) await enqueueRun(store, { runId, agent: 'calc', input: `job ${runId}` });
+    /** The real store, recording what each claim asked for and took. */
+    class CountingStore extends PostgresCheckpointStore {
+      readonly claims: Array<{ max: number; taken: string[] }> = [];
+      override async claimBatch(owner: string, ttlMs: number, max: number) {
+        const taken = await super.claimBatch(owner, ttlMs, max);
+        this.claims.push({ max, taken: taken.map((run) => run.runId) });
+        return taken;
+      }
+    }
+    const counting = new CountingStore(POSTGRES_URL!, { schema });
+    cleanup.push(() => counting.close());
+    const worker = startWorker({ store: counting, agents: { calc }, concurrency: 3, pollMs: 10, owner: 'w' });
+    cleanup.push(() => worker.stop());
+    await until(() => allStatuses(store, 4, 'completed'));
+    await worker.stop();
+    expect(counting.claims[0]).toEqual({ max: 3, taken: ['b1', 'b2', 'b3'] });
+    expect(counting.claims.flatMap((claim) => claim.taken)).toEqual(ids);
+    expect([...worker.finished].sort()).toEqual(ids);
+  });
 });
