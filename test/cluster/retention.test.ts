@@ -70,6 +70,9 @@ describe('retention of stored run events on a cluster', () => {
       const gone = await call(server, 'GET', `/api/runs/${older.runId}/stream`, { headers });
       expect([gone.status, gone.json]).toEqual([410, { error: { code: 'events_pruned', message } }]);
     }
+    // The AI SDK UI message stream (useChat's resume) of the pruned run is refused the same way.
+    const goneUi = await call(a, 'GET', `/api/runs/${older.runId}/stream?protocol=ui`);
+    expect([goneUi.status, goneUi.json]).toEqual([410, { error: { code: 'events_pruned', message } }]);
     // The newer run's stream replays as it did.
     const replay = await openSse(b, 'GET', `/api/runs/${newer.runId}/stream`);
     open.push(replay);
