@@ -1,0 +1,36 @@
+import { ApiError, type Api } from './api.js';
+import type { ChartPanel } from './chart-panel.js';
+import { byId } from './dom.js';
+
+/**
+ * The chart's "coverage" switch: shown when the server has a coverage report (`--coverage`,
+ * the `coverage` option). Switching it on loads the report afresh (a file rewritten by a test
+ * run shows at once) and lays it onto the run chart; off shows the run again.
+ */
+export async function coverageSwitch(api: Api, chart: ChartPanel, redraw: () => void): Promise<void> {
+  const label = byId('coverage-switch');
+  const toggle = byId<HTMLInputElement>('coverage');
+  try {
+    await api.coverage();
+  } catch (error) {
+    // No report on this server (or no token yet: the page calls this again once it has one).
+    if (error instanceof ApiError && (error.code === 'no_coverage' || error.status === 401)) return;
+  }
+  if (!label.hidden) return;
+  label.hidden = false;
+  toggle.addEventListener('change', () => {
+    if (!toggle.checked) {
+      chart.setCoverage(undefined);
+      redraw();
+      return;
+    }
+    api.coverage().then(
+      ({ coverage }) => chart.setCoverage({ report: coverage }),
+      (error: unknown) => chart.setCoverage({ error: `No coverage to show: ${error instanceof Error ? error.message : String(error)}` }),
+    ).finally(() => {
+      // Switched off meanwhile: stay off.
+      if (!toggle.checked) chart.setCoverage(undefined);
+      redraw();
+    });
+  });
+}

@@ -1,0 +1,68 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { UserError } from '../errors.js';
+import { checkCoverageReport, type CoverageReport } from '../testing/coverage-report.js';
+import { HttpError } from './http.js';
+
+/**
+ * Where the server finds the coverage report the inspector lays onto the run chart
+ * (`GET /api/coverage`): a JSON file (read at every request, so a rerun of your tests shows
+ * on the page's next load of it), or a function (e.g. `() => recorder.report()` for live coverage).
+ */
+export type CoverageSource = string | (() => CoverageReport | Promise<CoverageReport>);
+
+/** @throws UserError when the `coverage` option is neither a path nor a function. */
+export function checkCoverageSource(source: unknown): void {
+  if (source !== undefined && !(typeof source === 'string' && source.length > 0) && typeof source !== 'function') {
+    throw new UserError(`server: coverage must be the path of a coverage JSON file or a function returning a coverage report, got ${typeof source}.`);
+  }
+}
+
+/** What `GET /api/coverage` answers. */
+export interface CoverageAnswer {
+  readonly coverage: CoverageReport;
+  /** The file's absolute path, or `function`. */
+  readonly from: string;
+}
+
+/**
+ * The report `source` gives now.
+ * @throws HttpError 404 `no_coverage` (no source), 404 `coverage_not_found` (no such file),
+ *   422 `invalid_coverage` (not JSON, or not a coverage report), 500 `coverage_failed` (the function threw).
+ */
+export async function readCoverage(source: CoverageSource | undefined): Promise<CoverageAnswer> {
+  if (source === undefined) throw new HttpError(404, 'no_coverage', 'This server has no coverage report: start it with --coverage <file> (troupe serve) or the coverage option (createServer).');
+  if (typeof source === 'function') {
+    let report: CoverageReport;
+    try {
+      report = await source();
+    } catch (error) {
+      throw new HttpError(500, 'coverage_failed', `The coverage function threw: ${(error as Error)?.message ?? String(error)}`);
+    }
+    return { coverage: checked(report, 'the coverage function’s result'), from: 'function' };
+  }
+  const file = resolve(source);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new HttpError(404, 'coverage_not_found', `No coverage file at ${file} yet: write one with JSON.stringify(exploration.coverage) or JSON.stringify(recorder.report()).`);
+    throw new HttpError(500, 'coverage_failed', `Cannot read the coverage file ${file}: ${(error as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new HttpError(422, 'invalid_coverage', `${file} is not JSON: ${(error as Error).message}`);
+  }
+  return { coverage: checked(parsed, file), from: file };
+}
+
+function checked(value: unknown, where: string): CoverageReport {
+  try {
+    return checkCoverageReport(value, where);
+  } catch (error) {
+    if (error instanceof UserError) throw new HttpError(422, 'invalid_coverage', error.message);
+    throw error;
+  }
+}
