@@ -38,7 +38,7 @@ export async function runPath(agent: Agent, prefix: readonly Choice[], settings:
   const driver = new PathDriver(prefix, settings.maxChoices, options.cancels ?? true);
   const system = copyAgentSystem(agent, {
     model: (a) => new ExplorerModel(driver, a.name, options.replies?.[a.name], settings.maxCallsPerRun, options.arguments ?? {}, options.modelFailures ?? false),
-    tool: (a, t) => scriptedTool(t, options.tools?.[t.name] ?? defaultOutcomes(a, t), driver),
+    tool: (a, t) => scriptedTool(t, options.tools?.[t.name] ?? defaultOutcomes(a, t), driver, t.timeoutMs ?? a.defaultToolTimeoutMs),
   });
   const userInspect = inspectionCallback(options.runOptions?.inspect);
   const handle = new RunHandle(system, options.input ?? 'Hello.', {

@@ -85,6 +85,29 @@ describe('exploreAgent: every path of one agent', () => {
     expect(exploration.coverage.agents).toEqual([{ agent: 'Shop', tools: { pay: { ok: 3, error: 7 } }, handoffs: {}, approvals: { approved: 0, denied: 0 }, waits: { resolved: 3, timedOut: 3 } }]);
   });
 
+  it('takes no real time for timeouts and retry backoff: an hour-long timeout and ten retries (26 s of backoff) explore at once', async () => {
+    // Without the explorer's instant timeouts and zero backoff this path would take an hour (the
+    // path timeout would cancel it after 10 s, a violation) or 26.3 s of backoff (past the test's timeout).
+    const pay = tool({ name: 'pay', description: 'Pay.', parameters: z.object({ cents: z.number() }), timeoutMs: 3_600_000, retries: 10, execute: async () => 'paid' });
+    const shop = new Agent({ name: 'Shop', model: new ScriptedModel([]), tools: [pay] });
+    const exploration = await exploreAgent(shop, { replies: { Shop: [call('pay', { cents: 100 }, 'p1'), text('done')] }, tools: { pay: [{ timesOut: true }] }, cancels: false });
+    expect(exploration.paths).toHaveLength(1);
+    const [path] = exploration.paths;
+    const failed = path!.events.filter((e) => e.type === 'tool_call_failed') as Array<{ attempt: number; willRetry: boolean; error: Error }>;
+    expect(failed.map((e) => `${e.attempt} ${e.willRetry} ${e.error.name}: ${e.error.message}`)).toEqual(
+      Array.from({ length: 11 }, (_, i) => `${i + 1} ${i < 10} ToolTimeout: tool 'pay' timed out after 3600000 ms`),
+    );
+    expect(path!.events.find((e) => e.type === 'tool_call_completed')).toMatchObject({ isError: true, output: "Tool error: tool 'pay' timed out after 3600000 ms" });
+    expect([path!.outcome, path!.result]).toEqual(['completed', 'done']);
+    expect(exploration.failures).toEqual([]);
+  });
+
+  it('refuses a scripted timeout for a tool that has none', async () => {
+    await expect(exploreAgent(desk(), { tools: { lookup: [{ timesOut: true }] } })).rejects.toThrow(
+      new UserError('exploreAgent: tools.lookup has { timesOut: true }, but the tool has no timeout (give it timeoutMs, or its agent defaultToolTimeoutMs).'),
+    );
+  });
+
   it('checks your invariants on every path and lists the failures shortest first', async () => {
     const exploration = await exploreAgent(desk(), {
       maxCallsPerRun: 2,
