@@ -81,7 +81,7 @@ export async function exploreAgent(agent: Agent, options: ExploreOptions = {}): 
 }
 
 function explored(index: number, record: PathRecord, turnLimit: (runId: string, agent: string, isRoot: boolean) => number, options: ExploreOptions): ExploredPath {
-  const violations: Violation[] = builtInViolations({ events: record.events, log: record.log, turnLimit });
+  const violations: Violation[] = builtInViolations({ events: record.events, log: record.log, turnLimit, budgetOf: (runId) => record.budgets.of(runId) });
   if (record.hung) violations.unshift({ invariant: 'runs end', message: `the run did not end within ${options.pathTimeoutMs ?? 10_000} ms (the explorer cancelled it)` });
   const path: ExploredPath = {
     index,

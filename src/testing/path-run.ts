@@ -6,6 +6,7 @@ import { copyAgentSystem } from './copy-agents.js';
 import type { CoverageRecorder } from './coverage.js';
 import type { Choice, ExploreOptions, PathOutcome } from './explore-types.js';
 import { ExplorerModel } from './explorer-model.js';
+import { PathBudgets } from './explorer-budget.js';
 import { defaultOutcomes, scriptedTool } from './explorer-tools.js';
 import { PathDriver, type PathLogEntry } from './path-driver.js';
 
@@ -18,6 +19,8 @@ export interface PathRecord {
   readonly result: string;
   /** Set when the run had not ended after `pathTimeoutMs` (it was cancelled then). */
   readonly hung: boolean;
+  /** Each run's own budget (the root's run option, a sub-run's agent tool's). */
+  readonly budgets: PathBudgets;
 }
 
 export interface PathSettings {
@@ -36,9 +39,11 @@ export interface PathSettings {
 export async function runPath(agent: Agent, prefix: readonly Choice[], settings: PathSettings, coverage: CoverageRecorder): Promise<PathRecord> {
   const { options } = settings;
   const driver = new PathDriver(prefix, settings.maxChoices, options.cancels ?? true);
+  const budgets = new PathBudgets(options.runOptions?.budget);
   const system = copyAgentSystem(agent, {
-    model: (a) => new ExplorerModel(driver, a.name, options.replies?.[a.name], settings.maxCallsPerRun, options.arguments ?? {}, options.modelFailures ?? false),
+    model: (a) => new ExplorerModel(driver, a.name, options.replies?.[a.name], settings.maxCallsPerRun, options.arguments ?? {}, options.modelFailures ?? false, budgets),
     tool: (a, t) => scriptedTool(t, options.tools?.[t.name] ?? defaultOutcomes(a, t), driver, t.timeoutMs ?? a.defaultToolTimeoutMs),
+    agentTool: (t) => budgets.watch(t),
   });
   const userInspect = inspectionCallback(options.runOptions?.inspect);
   const handle = new RunHandle(system, options.input ?? 'Hello.', {
@@ -85,5 +90,5 @@ export async function runPath(agent: Agent, prefix: readonly Choice[], settings:
     (r) => ({ outcome: 'completed' as const, result: r.output }),
     (error: Error) => ({ outcome: error.name === 'RunCancelled' ? ('cancelled' as const) : error.name === 'RunSuspended' ? ('suspended' as const) : ('failed' as const), result: `${error.name}: ${error.message}` }),
   );
-  return { choices: driver.choices, events, log: driver.log, ...ended, hung };
+  return { choices: driver.choices, events, log: driver.log, ...ended, hung, budgets };
 }

@@ -102,6 +102,33 @@ describe('exploreAgent: every path of one agent', () => {
     expect(exploration.failures).toEqual([]);
   });
 
+  it("explores a sub-run that runs out of its own budget: a reply over it, at every reply of the agent tool's sub-run", async () => {
+    const weather = tool({ name: 'weather', description: 'Weather.', parameters: z.object({ city: z.string() }), execute: async () => 'sunny' });
+    const research = new Agent({ name: 'Research', model: new ScriptedModel([]), tools: [weather] });
+    const lead = new Agent({ name: 'Lead', model: new ScriptedModel([]), tools: [research.asTool({ budget: { maxTotalTokens: 50 }, maxTurns: 3 })] });
+    const exploration = await exploreAgent(lead, { maxCallsPerRun: 1, cancels: false });
+    expect(exploration.paths.map((p) => `${p.outcome} ${p.name}`)).toEqual([
+      'completed Lead reply 1: text',
+      'completed Lead reply 1: call ask_research › Research reply 1: text',
+      'completed Lead reply 1: call ask_research › Research reply 1: call weather › weather Research_call_1: returns › Research reply 2: text',
+      'completed Lead reply 1: call ask_research › Research reply 1: call weather › weather Research_call_1: throws › Research reply 2: text',
+      'completed Lead reply 1: call ask_research › Research reply 1: call weather › weather Research_call_1: throws › Research reply 2: over budget',
+      'completed Lead reply 1: call ask_research › Research reply 1: call weather › weather Research_call_1: returns › Research reply 2: over budget',
+      'completed Lead reply 1: call ask_research › Research reply 1: over budget',
+    ]);
+    // The sub-run's first reply spent 51 tokens, one over its budget: the runtime stopped it, and the lead got a tool error.
+    const over = exploration.paths[6]!;
+    const sub = over.events.find((e) => e.type === 'run_failed')!;
+    expect([sub.runId.endsWith('/1.0'), (sub as { error: Error }).error.name, (sub as { error: Error }).error.message]).toEqual([true, 'BudgetExceeded', 'total tokens 51 exceeds budget 50']);
+    expect(over.events.find((e) => e.type === 'tool_call_completed')).toMatchObject({ isError: true, output: "Tool error: agent 'Research' failed: total tokens 51 exceeds budget 50" });
+    expect(exploration.failures).toEqual([]);
+    expect(exploration.coverage.chart.transitions.find((t) => t.id === 'run.turn.model model.replied#1 [replyOverBudget] -> run.stopping')!.count).toBe(3);
+    // The root's own budget (runOptions.budget) is explored the same way.
+    const rooted = await exploreAgent(lead, { maxCallsPerRun: 0, cancels: false, runOptions: { budget: { maxOutputTokens: 20 } } });
+    expect(rooted.paths.map((p) => `${p.outcome} ${p.name} ${p.result}`)).toEqual(['completed Lead reply 1: text Lead answers.', 'failed Lead reply 1: over budget BudgetExceeded: output tokens 21 exceeds budget 20']);
+    expect(rooted.failures).toEqual([]);
+  });
+
   it('refuses a scripted timeout for a tool that has none', async () => {
     await expect(exploreAgent(desk(), { tools: { lookup: [{ timesOut: true }] } })).rejects.toThrow(
       new UserError('exploreAgent: tools.lookup has { timesOut: true }, but the tool has no timeout (give it timeoutMs, or its agent defaultToolTimeoutMs).'),
