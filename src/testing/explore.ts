@@ -17,6 +17,7 @@ const EXPLORE_KEYS = optionKeys<ExploreOptions>({
   maxChoices: true,
   maxPaths: true,
   cancels: true,
+  cancelInStates: true,
   modelFailures: true,
   invariants: true,
   runOptions: true,

@@ -35,6 +35,11 @@ export class ExplorerModel implements Model {
     const at = `${request.agent} reply ${turn}`;
     const driver = this.driver;
     driver.log.push({ kind: 'model', runId, agent: request.agent });
+    // A cancel was chosen and is on its way: this request is in flight when it arrives.
+    if (driver.cancelling) {
+      await abortedBy(request.signal);
+      return;
+    }
     if (this.script) {
       if (driver.choose(at, driver.withCancel(['scripted'])) === 1) {
         driver.cancel(at);

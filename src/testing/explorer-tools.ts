@@ -54,6 +54,8 @@ export function scriptedTool(tool: Tool, outcomes: readonly ToolOutcome[], drive
     const attempt = driver.nextAttempt(ctx.runId, ctx.callId);
     const at = `${tool.name} ${ctx.callId}${attempt > 1 ? ` attempt ${attempt}` : ''}`;
     driver.log.push({ kind: 'tool', runId: ctx.runId, callId: ctx.callId, tool: tool.name, alwaysGated: tool.needsApproval === true });
+    // A cancel was chosen and is on its way: this attempt is running when it arrives.
+    if (driver.cancelling) return abortedBy(ctx.signal);
     const took = driver.choose(at, names);
     if (names[took] === 'cancel') {
       driver.cancel(at);

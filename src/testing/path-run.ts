@@ -9,6 +9,7 @@ import { ExplorerModel } from './explorer-model.js';
 import { PathBudgets } from './explorer-budget.js';
 import { defaultOutcomes, scriptedTool } from './explorer-tools.js';
 import { PathDriver, type PathLogEntry } from './path-driver.js';
+import { StateCancels } from './state-cancels.js';
 
 /** One path as it ran: the choices it made, its events, the explorer's log, how the root run ended. */
 export interface PathRecord {
@@ -46,16 +47,20 @@ export async function runPath(agent: Agent, prefix: readonly Choice[], settings:
     agentTool: (t) => budgets.watch(t),
   });
   const userInspect = inspectionCallback(options.runOptions?.inspect);
+  const stateCancels = options.cancelInStates ? new StateCancels(driver) : undefined;
   const handle = new RunHandle(system, options.input ?? 'Hello.', {
     ...options.runOptions,
     inspect: (event) => {
       coverage.inspect(event);
+      stateCancels?.inspect(event);
       userInspect?.(event);
     },
   });
   driver.attach((reason) => handle.cancel(reason));
   // Decided as each approval opens (not when its event is read), so the order of choices is the runtime's.
   handle.approvals.onOpened((approval) => {
+    // A cancel is on its way: the approval stays undecided and is withdrawn with the run.
+    if (driver.cancelling) return;
     const at = `approve ${approval.tool} ${approval.callId}`;
     const took = driver.choose(at, driver.withCancel(['approved', 'denied']));
     queueMicrotask(() => {

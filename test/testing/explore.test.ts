@@ -129,6 +129,42 @@ describe('exploreAgent: every path of one agent', () => {
     expect(rooted.failures).toEqual([]);
   });
 
+  it('cancelInStates: a cancel in every state a run comes to rest in, once per run and state, with the invariants checked on each path', async () => {
+    const exploration = await exploreAgent(desk(), { maxCallsPerRun: 1, cancels: false, cancelInStates: true });
+    expect(exploration.paths.map((p) => `${p.outcome} ${p.name}`)).toEqual([
+      'completed Desk reply 1: text',
+      'cancelled Desk in turn.model: cancel',
+      'completed Desk reply 1: call lookup › lookup Desk_call_1: returns',
+      'cancelled Desk reply 1: call lookup › Desk in turn.executing.draining: cancel',
+      'completed Desk reply 1: call lookup › lookup Desk_call_1: throws',
+      'completed Desk reply 1: call refund › approve refund Desk_call_1: approved › refund Desk_call_1: returns',
+      'completed Desk reply 1: call refund › approve refund Desk_call_1: denied',
+      'cancelled Desk reply 1: call refund › approve refund Desk_call_1: denied › Desk in turn.executing.approvalWait: cancel',
+      'cancelled Desk reply 1: call refund › approve refund Desk_call_1: approved › Desk in turn.executing.approvalWait: cancel',
+      'cancelled Desk reply 1: call refund › approve refund Desk_call_1: approved › Desk in turn.executing.draining: cancel',
+      'completed Desk reply 1: call refund › approve refund Desk_call_1: approved › refund Desk_call_1: throws',
+    ]);
+    // Every path keeps every invariant: in particular no model is asked and no tool runs once the cancel arrived
+    // (an approved call dispatched just before the cancel never starts).
+    expect(exploration.failures).toEqual([]);
+    // The cancel while the model is asked: nothing else happens.
+    expect(exploration.paths[1]!.steps).toEqual(['Desk run_started', 'Desk turn_started 1', 'Desk run_failed RunCancelled']);
+    // The cancel right after the approval: the refund gets the cancel as its result, and the run ends cancelled.
+    expect(exploration.paths[8]!.steps).toEqual([
+      'Desk run_started',
+      'Desk turn_started 1',
+      'Desk message_completed calls refund',
+      'Desk approval_required refund',
+      'Desk tool_call_started refund',
+      'Desk tool_call_completed refund error',
+      'Desk run_failed RunCancelled',
+    ]);
+    expect(exploration.paths[8]!.events.find((e) => e.type === 'tool_call_completed')).toMatchObject({ output: 'Tool error: run cancelled: exploration: cancel at Desk in turn.executing.approvalWait' });
+    // The states offered: where this agent's runs rest (the others are passed through within one step).
+    const offered = new Set(exploration.paths.flatMap((p) => p.choices.filter((c) => c.options.join() === 'go on,cancel').map((c) => c.at)));
+    expect([...offered].sort()).toEqual(['Desk in turn.executing.approvalWait', 'Desk in turn.executing.draining', 'Desk in turn.model']);
+  });
+
   it('refuses a scripted timeout for a tool that has none', async () => {
     await expect(exploreAgent(desk(), { tools: { lookup: [{ timesOut: true }] } })).rejects.toThrow(
       new UserError('exploreAgent: tools.lookup has { timesOut: true }, but the tool has no timeout (give it timeoutMs, or its agent defaultToolTimeoutMs).'),
