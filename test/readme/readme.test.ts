@@ -48,7 +48,7 @@ beforeAll(async () => {
     for (let block = queue.shift(); block; block = queue.shift()) outcomes.set(block.key, await runBlock(block));
   };
   await Promise.all([worker(), worker(), worker(), worker()]);
-}, 60_000);
+}, 180_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -72,7 +72,7 @@ describe('README and docs examples', () => {
       'docs/approvals-and-waits.md › Approval ids',
       'docs/server.md › AI SDK UI streams (`useChat`)',
     ]);
-    expect(runnable).toHaveLength(29);
+    expect(runnable).toHaveLength(31);
     expect(new Set(blocks.map((b) => b.key)).size).toBe(blocks.length);
   });
 
