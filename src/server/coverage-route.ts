@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { UserError } from '../errors.js';
-import { checkCoverageReport, type CoverageReport } from '../testing/coverage-report.js';
+import type { CoverageReport } from '../testing/coverage-report.js';
 import { HttpError } from './http.js';
 
 /**
@@ -66,3 +66,30 @@ function checked(value: unknown, where: string): CoverageReport {
     throw error;
   }
 }
+
+/**
+ * `value` (a parsed coverage file) as a CoverageReport, checked field by field.
+ * @throws UserError naming `where` and the first field that is missing or of the wrong type.
+ */
+export function checkCoverageReport(value: unknown, where: string): CoverageReport {
+  const fail = (what: string): never => {
+    throw new UserError(`${where} is not a coverage report: ${what}. Write one with JSON.stringify(exploration.coverage) or JSON.stringify(recorder.report()).`);
+  };
+  const record = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!record(value)) return fail('it is not a JSON object');
+  if (!isCount(value.runs)) fail('"runs" must be a non-negative integer');
+  const chart = value.chart;
+  if (!record(chart)) return fail('"chart" must be an object');
+  for (const list of ['states', 'transitions'] as const) {
+    const items = chart[list];
+    if (!Array.isArray(items)) return fail(`"chart.${list}" must be an array`);
+    items.forEach((item: unknown, i) => {
+      if (!record(item) || typeof item.id !== 'string' || !isCount(item.count)) fail(`"chart.${list}[${i}]" must be { id: string, count: non-negative integer }`);
+    });
+  }
+  if (!isCount(chart.statesCovered) || !isCount(chart.transitionsCovered)) fail('"chart.statesCovered" and "chart.transitionsCovered" must be non-negative integers');
+  if (!Array.isArray(value.agents)) fail('"agents" must be an array');
+  return value as unknown as CoverageReport;
+}
+
+const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;

@@ -1,9 +1,8 @@
 /**
  * A coverage report as plain data (JSON as it is) and as a text table. Built by
- * `CoverageRecorder.report()` (coverage.ts) from what runs visited; read back from a file by
- * `checkCoverageReport` (the server's `coverage` option shows it on the inspector's chart).
+ * `CoverageRecorder.report()` (coverage.ts) from what runs visited; the server's `coverage`
+ * option (server/coverage-route.ts) reads one back from a file for the inspector's chart.
  */
-import { UserError } from '../errors.js';
 
 /** How often one state of the run chart was entered, or one transition taken (0: never). */
 export interface CoveredItem {
@@ -60,29 +59,3 @@ export function coverageTable(report: CoverageReport): string {
   return lines.join('\n');
 }
 
-/**
- * `value` (a parsed coverage file) as a CoverageReport, checked field by field.
- * @throws UserError naming `where` and the first field that is missing or of the wrong type.
- */
-export function checkCoverageReport(value: unknown, where: string): CoverageReport {
-  const fail = (what: string): never => {
-    throw new UserError(`${where} is not a coverage report: ${what}. Write one with JSON.stringify(exploration.coverage) or JSON.stringify(recorder.report()).`);
-  };
-  const record = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-  if (!record(value)) return fail('it is not a JSON object');
-  if (!isCount(value.runs)) fail('"runs" must be a non-negative integer');
-  const chart = value.chart;
-  if (!record(chart)) return fail('"chart" must be an object');
-  for (const list of ['states', 'transitions'] as const) {
-    const items = chart[list];
-    if (!Array.isArray(items)) return fail(`"chart.${list}" must be an array`);
-    items.forEach((item: unknown, i) => {
-      if (!record(item) || typeof item.id !== 'string' || !isCount(item.count)) fail(`"chart.${list}[${i}]" must be { id: string, count: non-negative integer }`);
-    });
-  }
-  if (!isCount(chart.statesCovered) || !isCount(chart.transitionsCovered)) fail('"chart.statesCovered" and "chart.transitionsCovered" must be non-negative integers');
-  if (!Array.isArray(value.agents)) fail('"agents" must be an array');
-  return value as unknown as CoverageReport;
-}
-
-const isCount = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;

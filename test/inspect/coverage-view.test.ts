@@ -6,7 +6,7 @@ import { coverageOnChart, coverageSummary, wireTransitionKeys } from '../../src/
 import { walkMachine } from '../../src/inspect/definition.js';
 import type { WireStateNode } from '../../src/inspect/wire.js';
 import { getRunMachine } from '../../src/runtime/run-machine.js';
-import { checkCoverageReport } from '../../src/testing/coverage-report.js';
+import { checkCoverageReport } from '../../src/server/coverage-route.js';
 
 const root = walkMachine(getRunMachine());
 const allNodes = (node: WireStateNode): WireStateNode[] => [node, ...node.states.flatMap(allNodes)];
