@@ -78,8 +78,8 @@ export class Api {
     return this.json('GET', `api/runs/${encodeURIComponent(runId)}`);
   }
 
-  /** GET /api/coverage: the server's coverage report (ApiError 404 `no_coverage` when it has none). */
-  coverage(): Promise<{ coverage: ChartCoverageInput; from: string }> {
+  /** GET /api/coverage: the server's coverage report (`coverage: null` when it has none). */
+  coverage(): Promise<{ coverage: ChartCoverageInput | null; from: string | null }> {
     return this.json('GET', 'api/coverage');
   }
 

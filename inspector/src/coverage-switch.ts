@@ -11,10 +11,11 @@ export async function coverageSwitch(api: Api, chart: ChartPanel, redraw: () => 
   const label = byId('coverage-switch');
   const toggle = byId<HTMLInputElement>('coverage');
   try {
-    await api.coverage();
+    // No report on this server: no switch.
+    if ((await api.coverage()).coverage === null) return;
   } catch (error) {
-    // No report on this server (or no token yet: the page calls this again once it has one).
-    if (error instanceof ApiError && (error.code === 'no_coverage' || error.status === 401)) return;
+    // No token yet: the page calls this again once it has one. Any other error (a missing file) still shows the switch, which shows the error.
+    if (error instanceof ApiError && error.status === 401) return;
   }
   if (!label.hidden) return;
   label.hidden = false;
@@ -25,7 +26,7 @@ export async function coverageSwitch(api: Api, chart: ChartPanel, redraw: () => 
       return;
     }
     api.coverage().then(
-      ({ coverage }) => chart.setCoverage({ report: coverage }),
+      ({ coverage }) => chart.setCoverage(coverage ? { report: coverage } : { error: 'No coverage to show: this server has no coverage report.' }),
       (error: unknown) => chart.setCoverage({ error: `No coverage to show: ${error instanceof Error ? error.message : String(error)}` }),
     ).finally(() => {
       // Switched off meanwhile: stay off.

@@ -18,20 +18,17 @@ export function checkCoverageSource(source: unknown): void {
   }
 }
 
-/** What `GET /api/coverage` answers. */
-export interface CoverageAnswer {
-  readonly coverage: CoverageReport;
-  /** The file's absolute path, or `function`. */
-  readonly from: string;
-}
+/** What `GET /api/coverage` answers; `coverage: null` (and `from: null`) when the server has no coverage source. */
+export type CoverageAnswer = { readonly coverage: CoverageReport; /** The file's absolute path, or `function`. */ readonly from: string } | { readonly coverage: null; readonly from: null };
 
 /**
- * The report `source` gives now.
- * @throws HttpError 404 `no_coverage` (no source), 404 `coverage_not_found` (no such file),
- *   422 `invalid_coverage` (not JSON, or not a coverage report), 500 `coverage_failed` (the function threw).
+ * The report `source` gives now; without a source, `{ coverage: null }` (a 200, so the page
+ * asking on load logs no failed request on servers without coverage).
+ * @throws HttpError 404 `coverage_not_found` (no such file), 422 `invalid_coverage` (not JSON,
+ *   or not a coverage report), 500 `coverage_failed` (the function threw, the file is unreadable).
  */
 export async function readCoverage(source: CoverageSource | undefined): Promise<CoverageAnswer> {
-  if (source === undefined) throw new HttpError(404, 'no_coverage', 'This server has no coverage report: start it with --coverage <file> (troupe serve) or the coverage option (createServer).');
+  if (source === undefined) return { coverage: null, from: null };
   if (typeof source === 'function') {
     let report: CoverageReport;
     try {

@@ -56,7 +56,7 @@ describe('GET /api/coverage', () => {
     expect((await call(server, 'GET', '/api/coverage', { token: 'wrong-token-123' })).status).toBe(401);
   });
 
-  it('answers a function’s report (live coverage), 500 when it throws, and 404 no_coverage without the option', async () => {
+  it('answers a function’s report (live coverage), 500 when it throws, and { coverage: null } without the option', async () => {
     let runs = 0;
     const live = await start(() => ({ ...empty(), runs: ++runs }));
     expect((await call(live, 'GET', '/api/coverage')).json).toMatchObject({ coverage: { runs: 1 }, from: 'function' });
@@ -66,10 +66,7 @@ describe('GET /api/coverage', () => {
     });
     expect(await call(throwing, 'GET', '/api/coverage')).toMatchObject({ status: 500, json: { error: { code: 'coverage_failed', message: 'The coverage function threw: recorder gone' } } });
     const none = await start();
-    expect(await call(none, 'GET', '/api/coverage')).toMatchObject({
-      status: 404,
-      json: { error: { code: 'no_coverage', message: 'This server has no coverage report: start it with --coverage <file> (troupe serve) or the coverage option (createServer).' } },
-    });
+    expect(await call(none, 'GET', '/api/coverage')).toMatchObject({ status: 200, json: { coverage: null, from: null } });
   });
 
   it('rejects a coverage option that is neither a path nor a function', async () => {
