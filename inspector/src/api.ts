@@ -1,3 +1,4 @@
+import type { ChartCoverageInput } from '../../src/inspect/coverage-view.js';
 import { readSse } from '../../src/inspect/sse.js';
 import type { AgentGraph, WireError, WireRecord, WireRunEvent } from '../../src/inspect/wire.js';
 import type { WireEntry } from '../../src/inspect/replay.js';
@@ -75,6 +76,11 @@ export class Api {
 
   run(runId: string): Promise<RunDetail> {
     return this.json('GET', `api/runs/${encodeURIComponent(runId)}`);
+  }
+
+  /** GET /api/coverage: the server's coverage report (`coverage: null` when it has none). */
+  coverage(): Promise<{ coverage: ChartCoverageInput | null; from: string | null }> {
+    return this.json('GET', 'api/coverage');
   }
 
   graph(agent: string): Promise<{ agent: string; graph: AgentGraph }> {

@@ -1,6 +1,7 @@
+import { coverageOnChart, coverageSummary, type ChartCoverageInput } from '../../src/inspect/coverage-view.js';
 import type { DefinitionRecord } from '../../src/inspect/wire.js';
 import { byId, h } from './dom.js';
-import { chartFor, highlight } from './statechart.js';
+import { chartFor, highlight, markCoverage } from './statechart.js';
 
 /** What the chart shows: a definition and where the run is in it. */
 export interface ChartView {
@@ -14,10 +15,14 @@ export interface ChartView {
   readonly runId: string;
 }
 
+/** What the coverage switch gave the panel: a report to lay onto the chart, or why there is none. */
+export type CoverageState = { readonly report: ChartCoverageInput } | { readonly error: string };
+
 /**
  * The statechart panel: 1:1 by default (state names 13 px, edge labels 11 px), zoom in/out,
  * fit to width, scroll to the active state, and "collapse inactive" (compound states with
- * nothing active drawn as one box).
+ * nothing active drawn as one box). With coverage on, it shows the run chart with a coverage
+ * report laid onto it instead of a run.
  */
 export class ChartPanel {
   scale = 1;
@@ -26,8 +31,13 @@ export class ChartPanel {
   private shown: SVGSVGElement | undefined;
   private lastLeaf = '';
   private pending = 0;
+  private coverage: CoverageState | undefined;
 
-  constructor(private readonly container: HTMLElement) {
+  /** `definition`: the run chart's definition, once the feed sent it (coverage needs no run). */
+  constructor(
+    private readonly container: HTMLElement,
+    private readonly definition: () => DefinitionRecord | undefined,
+  ) {
     byId('chart-in').addEventListener('click', () => this.zoom(1.25));
     byId('chart-out').addEventListener('click', () => this.zoom(0.8));
     byId('zoom').addEventListener('click', () => {
@@ -55,8 +65,18 @@ export class ChartPanel {
     this.apply();
   }
 
-  /** Draws `view` (layout is async and cached); `message` when there is nothing to draw. */
+  /** Coverage on (a report, or the error to show instead) or off (undefined): the next `show` draws it. */
+  setCoverage(coverage: CoverageState | undefined): void {
+    this.coverage = coverage;
+    this.lastLeaf = '';
+    const summary = byId('coverage-summary');
+    summary.hidden = coverage === undefined;
+    if (!coverage) summary.textContent = '';
+  }
+
+  /** Draws `view` (layout is async and cached); `message` when there is nothing to draw. With coverage on, draws that instead. */
   async show(view: ChartView | undefined, message: string): Promise<void> {
+    if (this.coverage) return this.showCoverage(this.coverage);
     const state = byId('chart-state');
     if (!view) {
       this.shown = undefined;
@@ -87,6 +107,42 @@ export class ChartPanel {
     this.container.dataset.runId = view.runId;
     this.container.dataset.source = view.source;
     state.textContent = view.label;
+  }
+
+  private async showCoverage(coverage: CoverageState): Promise<void> {
+    const summary = byId('coverage-summary');
+    byId('chart-state').textContent = 'coverage';
+    const definition = this.definition();
+    const problem = 'error' in coverage ? coverage.error : definition ? undefined : 'Waiting for the run chart from the server…';
+    if (problem !== undefined || !definition || 'error' in coverage) {
+      this.shown = undefined;
+      summary.textContent = problem ?? '';
+      summary.dataset.kind = 'error';
+      this.container.replaceChildren(h('p', { class: 'muted' }, problem ?? ''));
+      return;
+    }
+    const view = coverageOnChart(definition.root, coverage.report);
+    const ticket = ++this.pending;
+    let chart: SVGSVGElement;
+    try {
+      chart = await chartFor(definition, undefined, view);
+    } catch (error) {
+      this.container.replaceChildren(h('p', { class: 'muted' }, `Layout failed: ${(error as Error).message}`));
+      return;
+    }
+    if (ticket !== this.pending || this.coverage !== coverage) return;
+    if (this.shown !== chart) {
+      this.container.replaceChildren(chart);
+      this.shown = chart;
+      highlight(chart, [], [], false);
+      markCoverage(chart, view);
+    }
+    this.apply();
+    this.container.dataset.source = 'coverage';
+    delete this.container.dataset.active;
+    delete this.container.dataset.runId;
+    summary.textContent = coverageSummary(view);
+    summary.dataset.kind = view.unmatched.states.length + view.unmatched.transitions.length > 0 ? 'error' : 'info';
   }
 
   private apply(): void {

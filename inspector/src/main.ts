@@ -6,6 +6,7 @@ import { Api, ApiError, type RunDetail, type RunRow } from './api.js';
 import { approvalCards } from './approval-cards.js';
 import { ChartPanel } from './chart-panel.js';
 import { activeAgentsOf, chartSource, pickMachine } from './chart-source.js';
+import { coverageSwitch } from './coverage-switch.js';
 import { byId, h } from './dom.js';
 import { listKeys, mergeRuns, renderRunList } from './runs-list.js';
 import { failurePlace, renderRunHead, renderUsage, type RunFacts } from './run-summary.js';
@@ -19,10 +20,9 @@ import { timelineControls } from './timeline-controls.js';
 import { renderEvents } from './events-list.js';
 import { approvalsOf as approvalsOfStore, openLane as openLaneOf } from './lane-details.js';
 
-
 const store = new Store();
 const api = new Api(readToken());
-const chart = new ChartPanel(byId('chart'));
+const chart = new ChartPanel(byId('chart'), () => store.runDefinition());
 const timelineView: TimelineView = { window: undefined, compress: true, total: 0 };
 
 const ui = {
@@ -378,6 +378,7 @@ function connect(): void {
           api.setToken(token);
           setTimeout(connect, 0);
           void loadAgents();
+          void coverageSwitch(api, chart, schedule);
         }
       } else if (detail) {
         notice(`Feed: ${detail}`, 'error');
@@ -405,3 +406,4 @@ window.addEventListener('resize', schedule);
 ui.timeline.addEventListener('scroll', schedule, { passive: true });
 connect();
 void loadAgents();
+void coverageSwitch(api, chart, schedule);

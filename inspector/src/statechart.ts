@@ -2,6 +2,7 @@ import ELK from 'elkjs/lib/elk.bundled.js';
 import type { ElkExtendedEdge, ElkLabel, ElkNode } from 'elkjs/lib/elk-api';
 import type { DefinitionRecord, WireStateNode, WireTransition } from '../../src/inspect/wire.js';
 import { collapseInactive } from '../../src/inspect/chart-collapse.js';
+import { wireTransitionKeys, type CoverageOnChart } from '../../src/inspect/coverage-view.js';
 import { showDetails } from './details.js';
 import { svg } from './dom.js';
 
@@ -20,15 +21,18 @@ const layouts = new Map<string, Promise<SVGSVGElement>>();
 
 /**
  * The laid-out chart of a definition; with `collapseFor` (the active state ids), compound
- * states with nothing active inside are drawn as single boxes. Layouts are cached per shape.
+ * states with nothing active inside are drawn as single boxes; with `coverage`, every state
+ * says how often it was visited and every edge label how often each transition was taken.
+ * Layouts are cached per shape.
  */
-export function chartFor(definition: DefinitionRecord, collapseFor?: readonly string[]): Promise<SVGSVGElement> {
+export function chartFor(definition: DefinitionRecord, collapseFor?: readonly string[], coverage?: CoverageOnChart): Promise<SVGSVGElement> {
   const active = collapseFor ? new Set(collapseFor) : undefined;
   const root = active ? collapseInactive(definition.root, active) : definition.root;
-  const key = active ? `${definition.definitionId}|${collapsedKey(definition.root, active)}` : definition.definitionId;
+  let key = active ? `${definition.definitionId}|${collapsedKey(definition.root, active)}` : definition.definitionId;
+  if (coverage) key += `|coverage ${[...coverage.states.values(), ...coverage.transitions.values()].join(',')}`;
   let layout = layouts.get(key);
   if (!layout) {
-    layout = build({ ...definition, root });
+    layout = build({ ...definition, root }, coverage);
     layouts.set(key, layout);
   }
   return layout;
@@ -53,7 +57,7 @@ const CHAR = 7.6;
 const SUB_CHAR = 6.5;
 const LABEL_CHAR = 6.3;
 
-async function build(definition: DefinitionRecord): Promise<SVGSVGElement> {
+async function build(definition: DefinitionRecord, coverage: CoverageOnChart | undefined): Promise<SVGSVGElement> {
   const byId = new Map<string, WireStateNode>();
   const parentOf = new Map<string, string>();
   const index = (node: WireStateNode, parent?: string): void => {
@@ -82,7 +86,9 @@ async function build(definition: DefinitionRecord): Promise<SVGSVGElement> {
   };
   for (const node of byId.values()) {
     if (node.initial) addEdge(`${node.id}::initial`, node.initial, '', `${node.id}::initial`, 'always');
-    for (const t of node.transitions) {
+    const keys = coverage ? wireTransitionKeys(node) : [];
+    node.transitions.forEach((t, i) => {
+      const taken = coverage ? ` ${coverage.transitions.get(keys[i]!) ?? 0}×` : '';
       for (const target of t.targets) {
         let source = node.id;
         let to = target;
@@ -91,13 +97,14 @@ async function build(definition: DefinitionRecord): Promise<SVGSVGElement> {
           anyNeeded.add(node.id);
         }
         if (target === node.id || isAncestor(target, node.id)) to = byId.get(target)?.initial ? `${target}::initial` : target;
-        addEdge(source, to, transitionLabel(t), `${node.id}->${target}`, t.kind);
+        addEdge(source, to, transitionLabel(t) + taken, `${node.id}->${target}`, t.kind);
       }
-    }
+    });
   }
+  const lines = (node: WireStateNode): string[] => (coverage ? [...sublines(node), ...coverageLines(node, coverage)] : sublines(node));
 
   const toElk = (node: WireStateNode): ElkNode => {
-    const subs = sublines(node);
+    const subs = lines(node);
     if (node.states.length === 0) {
       const width = Math.max(84, node.key.length * CHAR + 22, ...subs.map((s) => s.length * SUB_CHAR + 18));
       return { id: node.id, width, height: 28 + subs.length * 14 };
@@ -138,7 +145,16 @@ async function build(definition: DefinitionRecord): Promise<SVGSVGElement> {
   };
 
   const laid = await elk.layout(graph);
-  return render(laid, byId, [...edges.values()]);
+  return render(laid, byId, [...edges.values()], lines);
+}
+
+/** A state's coverage lines: how often it was entered, and how many of its transitions without a target (no edge) were taken. */
+function coverageLines(node: WireStateNode, coverage: CoverageOnChart): string[] {
+  const visits = coverage.states.get(node.id) ?? 0;
+  const lines = [visits > 0 ? `visited ${visits}×` : 'never visited'];
+  const inPlace = coverage.targetless.get(node.id);
+  if (inPlace) lines.push(`in place: ${inPlace.filter((t) => t.count > 0).length} of ${inPlace.length} taken`);
+  return lines;
 }
 
 function sublines(node: WireStateNode): string[] {
@@ -162,7 +178,7 @@ function transitionLabel(t: WireTransition): string {
   return [event, guard].filter(Boolean).join(' ') || 'always';
 }
 
-function render(laid: ElkNode, byId: Map<string, WireStateNode>, edges: EdgeInfo[]): SVGSVGElement {
+function render(laid: ElkNode, byId: Map<string, WireStateNode>, edges: EdgeInfo[], lines: (node: WireStateNode) => string[]): SVGSVGElement {
   const width = Math.ceil(laid.width ?? 400);
   const height = Math.ceil(laid.height ?? 300);
   const root = svg('svg', { class: 'statechart', viewBox: `0 0 ${width} ${height}`, width, height, role: 'img', 'aria-label': 'run statechart' });
@@ -179,7 +195,7 @@ function render(laid: ElkNode, byId: Map<string, WireStateNode>, edges: EdgeInfo
 
   const visit = (node: ElkNode): void => {
     for (const child of node.children ?? []) {
-      drawNode(child, child.children?.length ? compounds : atoms, byId);
+      drawNode(child, child.children?.length ? compounds : atoms, byId, lines);
       visit(child);
     }
   };
@@ -206,7 +222,7 @@ function render(laid: ElkNode, byId: Map<string, WireStateNode>, edges: EdgeInfo
   return root;
 }
 
-function drawNode(node: ElkNode, layer: SVGGElement, byId: Map<string, WireStateNode>): void {
+function drawNode(node: ElkNode, layer: SVGGElement, byId: Map<string, WireStateNode>, lines: (node: WireStateNode) => string[]): void {
   const x = node.x ?? 0;
   const y = node.y ?? 0;
   const w = node.width ?? 0;
@@ -233,8 +249,10 @@ function drawNode(node: ElkNode, layer: SVGGElement, byId: Map<string, WireState
   const label = svg('text', { x: compound ? x + 10 : x + w / 2, y: y + 18, class: 'state-label', 'text-anchor': compound ? 'start' : 'middle' });
   label.textContent = state.key;
   g.append(label);
-  sublines(state).forEach((line, i) => {
-    const sub = svg('text', { x: compound ? x + 10 : x + w / 2, y: y + 32 + i * 14, class: 'state-sub', 'text-anchor': compound ? 'start' : 'middle' });
+  // Lines past the state's own sub-lines are coverage lines.
+  const own = sublines(state).length;
+  lines(state).forEach((line, i) => {
+    const sub = svg('text', { x: compound ? x + 10 : x + w / 2, y: y + 32 + i * 14, class: i < own ? 'state-sub' : 'state-sub coverage-line', 'text-anchor': compound ? 'start' : 'middle' });
     sub.textContent = line;
     g.append(sub);
   });
@@ -244,7 +262,8 @@ function drawNode(node: ElkNode, layer: SVGGElement, byId: Map<string, WireState
   g.setAttribute('tabindex', '0');
   g.addEventListener('click', (event) => {
     event.stopPropagation();
-    showDetails('state', `state ${state.id}`, { id: state.id, type: state.type, active: g.classList.contains('active'), tags: state.tags, entry: state.entry, exit: state.exit, invoke: state.invoke, transitions: state.transitions });
+    const visits = g.dataset.visits === undefined ? {} : { visits: Number(g.dataset.visits) };
+    showDetails('state', `state ${state.id}`, { id: state.id, type: state.type, active: g.classList.contains('active'), ...visits, tags: state.tags, entry: state.entry, exit: state.exit, invoke: state.invoke, transitions: state.transitions });
   });
   layer.append(g);
 }
@@ -262,5 +281,30 @@ export function highlight(chart: SVGSVGElement, active: readonly string[], trans
   const taken = new Set(transitions);
   for (const el of chart.querySelectorAll<SVGGElement>('[data-edge-keys]')) {
     el.classList.toggle('taken', (el.dataset.edgeKeys ?? '').split(' ').some((key) => taken.has(key)));
+  }
+}
+
+/**
+ * Marks coverage on a chart drawn with it: states and edges get `visited` (with `data-visits`)
+ * or `unvisited`; an edge whose transitions were only partly taken also gets `partly`, and its
+ * tooltip lists each transition with its count. Initial-state dots are left unmarked.
+ */
+export function markCoverage(chart: SVGSVGElement, coverage: CoverageOnChart): void {
+  for (const el of chart.querySelectorAll<SVGGElement>('[data-state-id]')) {
+    const visits = coverage.states.get(el.dataset.stateId!) ?? 0;
+    el.dataset.visits = String(visits);
+    el.classList.toggle('visited', visits > 0);
+    el.classList.toggle('unvisited', visits === 0);
+  }
+  for (const el of chart.querySelectorAll<SVGGElement>('[data-edge-keys]')) {
+    const transitions = (el.dataset.edgeKeys ?? '').split(' ').flatMap((key) => coverage.edges.get(key)?.transitions ?? []);
+    if (transitions.length === 0) continue;
+    const visits = transitions.reduce((n, t) => n + t.count, 0);
+    el.dataset.visits = String(visits);
+    el.classList.toggle('visited', visits > 0);
+    el.classList.toggle('unvisited', visits === 0);
+    el.classList.toggle('partly', visits > 0 && transitions.some((t) => t.count === 0));
+    const title = el.querySelector('title');
+    if (title) title.textContent = transitions.map((t) => `${t.key}: ${t.count}×`).join('\n');
   }
 }

@@ -90,7 +90,7 @@ async function executeWithRetries(job: CallJob): Promise<CallOutcome> {
     } catch (caught) {
       const outcome = failed(job, caught, attempt, attempts);
       if (outcome) return outcome;
-      await sleep(retryDelayMs(attempt), job.ctx.signal);
+      await sleep(job.tool.retryBackoffMs?.(attempt) ?? retryDelayMs(attempt), job.ctx.signal);
     }
   }
 }

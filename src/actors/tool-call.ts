@@ -109,8 +109,9 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
       });
       return;
     }
-    // Tool code starts after the current statechart step: it never runs inside a run's action.
-    void deliver(job, ref, Promise.resolve(job).then(executeCall));
+    // Tool code starts after the current statechart step: it never runs inside a run's action,
+    // and not at all when the call was stopped in between (its run cancelled or parked right after dispatching it).
+    void deliver(job, ref, Promise.resolve(job).then((j) => (ref.getSnapshot().status === 'active' ? executeCall(j) : NOT_STARTED)));
   },
   getInitialSnapshot(_scope, input) {
     const job = input ?? jobBeingSpawned!;
@@ -120,6 +121,9 @@ export const toolCallLogic: ActorLogic<ToolCallSnapshot, ToolCallEvent, CallJob 
     return { status: snapshot.status, output: snapshot.output, error: undefined, context: snapshot.context } as Snapshot<unknown>;
   },
 };
+
+/** The outcome of a call stopped before its tool started; never delivered (its actor is stopped). */
+const NOT_STARTED: CallOutcome = { result: undefined, output: '', isError: true, details: undefined, terminate: false };
 
 /**
  * Hands a call's outcome to its actor: a returned wait opens (`wait`), anything else goes

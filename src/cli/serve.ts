@@ -26,6 +26,9 @@ options:
   --db <file|url>          where runs are checkpointed: a SQLite file (default .troupe/troupe.sqlite), a
                            postgres://… URL (run \`troupe db migrate\` first), or "off" (none)
   --schema <name>          with a postgres:// --db: the schema of troupe's tables (default public)
+  --coverage <file>        a coverage report (JSON of exploreAgent(...).coverage or CoverageRecorder.report())
+                           for the inspector's "coverage" switch to lay onto the run chart; read again at each
+                           load, so a rerun of your tests shows when the page switches coverage on again
   --workers <where>        in-process (default): this server runs the runs; external: \`troupe worker\`
                            processes on the same postgres:// --db run them, and this server enqueues
                            runs, streams their events and sends approvals, cancels and steers to the
@@ -52,6 +55,7 @@ export async function serve(argv: readonly string[], out: (line: string) => void
       db: { type: 'string' },
       schema: { type: 'string' },
       workers: { type: 'string' },
+      coverage: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -88,7 +92,9 @@ export async function serve(argv: readonly string[], out: (line: string) => void
     ...(token ? { token } : {}),
     ...(approvalTimeoutMs !== undefined ? { approvalTimeoutMs } : {}),
     ...(inspect ? { inspect } : {}),
+    ...(values.coverage !== undefined ? { coverage: resolve(values.coverage) } : {}),
   };
+  if (values.coverage !== undefined) out(`  coverage:  ${resolve(values.coverage)} (the inspector's "coverage" switch)`);
   if (store) out(cluster ? `  runs are enqueued for troupe worker processes on ${store.where}` : `  runs are checkpointed to ${store.where}`);
   if (values.agents === undefined) return startDemoServer({ ...common, out });
   const agents = await loadAgents(values.agents);

@@ -19,4 +19,5 @@ export const ALLOWED = new Map<string, string>([
   ['/api/runs', 'GET'],
   ['/api/agents', 'GET'],
   ['/api/inspect', 'GET'],
+  ['/api/coverage', 'GET'],
 ]);

@@ -3,6 +3,7 @@ export { startDemoServer, banner, type DemoServerOptions } from './demo.js';
 export { serializeRunEvent } from './serialize.js';
 export type { RunSummary, PendingApprovalView } from './runs.js';
 export type { ServerCluster } from './cluster-routes.js';
+export type { CoverageSource, CoverageAnswer } from './coverage-route.js';
 export { startWorker, type Worker, type WorkerOptions, type WorkerStore } from '../worker/worker.js';
 export {
   toUIMessageStream,

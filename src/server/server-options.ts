@@ -5,6 +5,7 @@ import { RUN_OPTION_KEYS, type RunOptions } from '../runtime/run-options.js';
 import { optionKeys } from '../option-keys.js';
 import type { CheckpointStore } from '../store/checkpoint-store.js';
 import type { ServerCluster } from './cluster-routes.js';
+import type { CoverageSource } from './coverage-route.js';
 import type { ServerRun } from './runs.js';
 
 /**
@@ -73,6 +74,12 @@ export interface ServerOptions {
   readonly maxInputChars?: number;
   /** Directory of the built inspector page (default: `dist/inspector`). */
   readonly inspectorDir?: string;
+  /**
+   * A coverage report for the inspector to lay onto the run chart (`GET /api/coverage`; the
+   * page's "coverage" switch): a JSON file of `exploration.coverage` or `recorder.report()`
+   * (a path, read at each request), or a function returning a report (live coverage).
+   */
+  readonly coverage?: CoverageSource;
 }
 
 export interface ServerStats {
@@ -127,6 +134,7 @@ export const SERVER_OPTION_KEYS = optionKeys<ServerOptions>({
   maxBodyBytes: true,
   maxInputChars: true,
   inspectorDir: true,
+  coverage: true,
 });
 /** The run options a server may set for its runs (it sets the others itself). */
 export const SERVER_RUN_OPTION_KEYS = RUN_OPTION_KEYS.filter((key) => !['signal', 'inspect', 'runId', 'approvalTimeoutMs', 'checkpoint'].includes(key));

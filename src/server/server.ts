@@ -23,6 +23,7 @@ import { serveUIChat } from './ui-chat.js';
 import { answerQuestion, steerRun } from './steer-routes.js';
 import { ALLOWED, safeDecode } from './api-paths.js';
 import { serveClusterRoute } from './cluster-routes.js';
+import { checkCoverageSource, readCoverage } from './coverage-route.js';
 import { RemoteStreams } from './remote-streams.js';
 
 export type { AgentSource, ServerOptions, ServerRunOptions, ServerStats, TroupeServer } from './server-options.js';
@@ -43,11 +44,13 @@ const AGENT_GRAPH = /^\/api\/agents\/([^/]+)\/graph$/;
  * - `POST /api/chat/cancel {runId}`
  * - `GET /api/runs`, `GET /api/runs/:id`, `GET /api/agents`
  * - `GET /api/inspect` → SSE of inspector wire records (history replayed first)
+ * - `GET /api/coverage` → the coverage report to lay onto the chart (`coverage` option)
  * - `GET /` → the inspector page (no token needed to load it; it asks for one)
  */
 export async function createServer(options: ServerOptions): Promise<TroupeServer> {
   checkOptionKeys(options, SERVER_OPTION_KEYS, 'server');
   if (options.runOptions !== undefined) checkOptionKeys(options.runOptions, SERVER_RUN_OPTION_KEYS, 'server runOptions');
+  checkCoverageSource(options.coverage);
   const agents = new Map(Object.entries(options.agents));
   const token = options.token ?? randomBytes(24).toString('base64url');
   if (token.length < 8 || /\s/.test(token)) throw new Error('token must be at least 8 characters without whitespace');
@@ -184,6 +187,8 @@ export async function createServer(options: ServerOptions): Promise<TroupeServer
         return sendJson(res, 200, { runs: await listRuns(registry, runStore, parseRunQuery(url), storedInputs, cluster ? { queued: await cluster.store.listQueued() } : undefined) });
       case 'GET /api/agents':
         return sendJson(res, 200, { agents: [...agents.keys()] });
+      case 'GET /api/coverage':
+        return sendJson(res, 200, await readCoverage(options.coverage));
       case 'GET /api/inspect': {
         const lastId = Number(req.headers['last-event-id'] ?? url.searchParams.get('after') ?? 0);
         const sse = new SseStream(res);

@@ -5,10 +5,11 @@ import type { AgentToolOptions } from '../handoff/agent-tool.js';
 import type { Model } from '../models/model.js';
 import type { Tool } from '../tools/tool.js';
 
-/** What a copy of each agent gets instead of its own: a model, and each plain tool's replacement. */
+/** What a copy of each agent gets instead of its own: a model, each plain tool's replacement, and (optionally) a wrapper of each rebuilt agent tool. */
 export interface AgentSwaps {
   model(agent: Agent): Model;
   tool(agent: Agent, tool: Tool): Tool;
+  agentTool?(tool: Tool): Tool;
 }
 
 /**
@@ -29,7 +30,8 @@ export function copyAgentSystem(start: Agent, swaps: AgentSwaps): Agent {
     const tools = agent.tools.map((t) => {
       const sub = t.agentTool?.agent;
       if (!(sub instanceof Agent)) return swaps.tool(agent, t);
-      return copy(sub).asTool({ ...((t.agentTool!.options as AgentToolOptions | undefined) ?? {}), name: t.name, description: t.description });
+      const rebuilt = copy(sub).asTool({ ...((t.agentTool!.options as AgentToolOptions | undefined) ?? {}), name: t.name, description: t.description });
+      return swaps.agentTool ? swaps.agentTool(rebuilt) : rebuilt;
     });
     const twin = new Agent({
       name: agent.name,

@@ -1,6 +1,7 @@
 /**
  * A coverage report as plain data (JSON as it is) and as a text table. Built by
- * `CoverageRecorder.report()` (coverage.ts) from what runs visited.
+ * `CoverageRecorder.report()` (coverage.ts) from what runs visited; the server's `coverage`
+ * option (server/coverage-route.ts) reads one back from a file for the inspector's chart.
  */
 
 /** How often one state of the run chart was entered, or one transition taken (0: never). */
@@ -57,3 +58,4 @@ export function coverageTable(report: CoverageReport): string {
   }
   return lines.join('\n');
 }
+

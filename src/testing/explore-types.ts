@@ -48,6 +48,14 @@ export interface ExploreOptions {
   readonly maxPaths?: number;
   /** Explore a cancel at every choice point (before the model replies, a tool runs, an approval is decided). Default true. */
   readonly cancels?: boolean;
+  /**
+   * Also explore a cancel in every state of the run chart a run comes to rest in (preflight,
+   * an approval wait, executing calls, a handoff, …): the first time each run of the tree rests
+   * in a state on a path, the path goes on and another cancels there. Default false (it
+   * multiplies the paths; `maxChoices` and `maxPaths` bound it). These choices show in a path's
+   * name only when taken (`Desk in turn.executing.preflight: cancel`).
+   */
+  readonly cancelInStates?: boolean;
   /** Explore a model that fails (an error from its stream) at every explored reply: the run fails, and a sub-run's failure reaches its caller as a tool error. Default false. */
   readonly modelFailures?: boolean;
   /** Your own invariants, checked on every path after the built-in ones (see `INVARIANTS`). */

@@ -17,6 +17,7 @@ const EXPLORE_KEYS = optionKeys<ExploreOptions>({
   maxChoices: true,
   maxPaths: true,
   cancels: true,
+  cancelInStates: true,
   modelFailures: true,
   invariants: true,
   runOptions: true,
@@ -81,7 +82,7 @@ export async function exploreAgent(agent: Agent, options: ExploreOptions = {}): 
 }
 
 function explored(index: number, record: PathRecord, turnLimit: (runId: string, agent: string, isRoot: boolean) => number, options: ExploreOptions): ExploredPath {
-  const violations: Violation[] = builtInViolations({ events: record.events, log: record.log, turnLimit });
+  const violations: Violation[] = builtInViolations({ events: record.events, log: record.log, turnLimit, budgetOf: (runId) => record.budgets.of(runId) });
   if (record.hung) violations.unshift({ invariant: 'runs end', message: `the run did not end within ${options.pathTimeoutMs ?? 10_000} ms (the explorer cancelled it)` });
   const path: ExploredPath = {
     index,

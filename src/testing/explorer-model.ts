@@ -2,6 +2,7 @@ import type { Model, ModelRequest, ModelStreamPart } from '../models/model.js';
 import { ScriptedModel } from '../models/scripted.js';
 import type { ScriptStep } from '../models/script-steps.js';
 import { exampleValue } from './example-args.js';
+import { overBudgetUsage, type PathBudgets } from './explorer-budget.js';
 import { abortedBy, type PathDriver } from './path-driver.js';
 
 /** Fixed usage for every explored reply: budgets count requests, not made-up token numbers. */
@@ -11,7 +12,7 @@ const USAGE = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
  * The model every agent of an explored system gets. An agent with a script answers from it;
  * any other agent's request is a choice point: a text reply, or one call of each tool the
  * request offers (while the run has made fewer than `maxCallsPerRun` calls), a model error
- * (with `modelFailures`), or a cancel.
+ * (with `modelFailures`), a reply over the run's own token budget (when it has one), or a cancel.
  */
 export class ExplorerModel implements Model {
   readonly name = 'exploration';
@@ -25,6 +26,7 @@ export class ExplorerModel implements Model {
     private readonly maxCallsPerRun: number,
     private readonly args: Readonly<Record<string, unknown>>,
     private readonly failures: boolean,
+    private readonly budgets: PathBudgets,
   ) {}
 
   async *stream(request: ModelRequest): AsyncIterable<ModelStreamPart> {
@@ -33,6 +35,11 @@ export class ExplorerModel implements Model {
     const at = `${request.agent} reply ${turn}`;
     const driver = this.driver;
     driver.log.push({ kind: 'model', runId, agent: request.agent });
+    // A cancel was chosen and is on its way: this request is in flight when it arrives.
+    if (driver.cancelling) {
+      await abortedBy(request.signal);
+      return;
+    }
     if (this.script) {
       if (driver.choose(at, driver.withCancel(['scripted'])) === 1) {
         driver.cancel(at);
@@ -42,13 +49,20 @@ export class ExplorerModel implements Model {
       return;
     }
     const tools = driver.callsMade(runId) < this.maxCallsPerRun ? request.tools.map((t) => t.name) : [];
-    const options = driver.withCancel(['text', ...tools.map((name) => `call ${name}`), ...(this.failures ? ['model error'] : [])]);
+    const overrun = overBudgetUsage(this.budgets.of(runId));
+    const options = driver.withCancel(['text', ...tools.map((name) => `call ${name}`), ...(this.failures ? ['model error'] : []), ...(overrun ? ['over budget'] : [])]);
     const took = driver.choose(at, options);
     if (options[took] === 'cancel') {
       driver.cancel(at);
       await abortedBy(request.signal);
     }
     if (options[took] === 'model error') throw new Error(`${request.agent}'s model failed (exploration)`);
+    if (options[took] === 'over budget') {
+      // A text reply that spent one token more than the run's budget allows: the runtime stops the run.
+      yield { type: 'text_delta', delta: `${request.agent} answers at length.` };
+      yield { type: 'finish', usage: overrun, finishReason: 'stop' };
+      return;
+    }
     if (took === 0) {
       yield { type: 'text_delta', delta: `${request.agent} answers.` };
       yield { type: 'finish', usage: USAGE, finishReason: 'stop' };

@@ -1,4 +1,4 @@
-import type { RunEvent } from '../types.js';
+import type { Budget, RunEvent, Usage } from '../types.js';
 import type { ExploredPath, Violation } from './explore-types.js';
 import type { PathLogEntry } from './path-driver.js';
 
@@ -8,6 +8,19 @@ export interface PathFacts {
   readonly log: readonly PathLogEntry[];
   /** Turn limit per run id (the root's `maxTurns`, each sub-run's `asTool({ maxTurns })`). */
   readonly turnLimit: (runId: string, firstAgent: string, isRoot: boolean) => number;
+  /** A run's own budget (the root's `runOptions.budget`, a sub-run's `asTool({ budget })`); undefined: none. */
+  readonly budgetOf?: (runId: string) => Budget | undefined;
+}
+
+/** The first token limit `usage` (a run's running total, as its events report it) is over, as `<what> <used> > <limit>`. */
+function overBudget(usage: Partial<Usage> | undefined, budget: Budget): string | undefined {
+  const limits: Array<[keyof Usage, number | undefined, string]> = [
+    ['inputTokens', budget.maxInputTokens, 'input tokens'],
+    ['outputTokens', budget.maxOutputTokens, 'output tokens'],
+    ['totalTokens', budget.maxTotalTokens, 'total tokens'],
+  ];
+  for (const [field, limit, label] of limits) if (limit !== undefined && (usage?.[field] ?? 0) > limit) return `${label} ${usage![field]} > ${limit}`;
+  return undefined;
 }
 
 /** One built-in invariant: its name, what it promises, and its check (messages for each breach). */
@@ -113,6 +126,26 @@ export const INVARIANTS: readonly BuiltInInvariant[] = [
         const limit = turnLimit(runId, start.agent, start.path.length === 1);
         const turns = list.filter((e) => e.type === 'turn_started').length;
         if (turns > limit) out.push(`run ${runId} (${start.agent}) started ${turns} turns, over its limit of ${limit}`);
+      }
+      return out;
+    },
+  },
+  {
+    name: 'budgets stop runs',
+    promise: "a run whose token use (its replies and its sub-runs', as its events total it) goes over its own budget makes no model reply after that and does not complete: it fails with BudgetExceeded (or is cancelled)",
+    check: ({ events, budgetOf }) => {
+      const out: string[] = [];
+      for (const [runId, list] of byRun(events)) {
+        const budget = budgetOf?.(runId);
+        if (!budget) continue;
+        const replies = list.filter((e) => e.type === 'message_completed');
+        const at = replies.findIndex((e) => overBudget(e.usage, budget) !== undefined);
+        const end = list.find((e) => TERMINAL.has(e.type));
+        const over = at >= 0 ? overBudget(replies[at]!.usage, budget) : end && 'usage' in end ? overBudget(end.usage as Usage, budget) : undefined;
+        if (over === undefined) continue;
+        if (at >= 0 && at < replies.length - 1) out.push(`run ${runId} made ${replies.length - 1 - at} model repl${replies.length - 2 === at ? 'y' : 'ies'} after going over its budget (${over})`);
+        const stopped = end?.type === 'run_failed' && (end.error.name === 'BudgetExceeded' || end.error.name === 'RunCancelled');
+        if (!stopped) out.push(`run ${runId} went over its budget (${over}) and ended with ${end ? (end.type === 'run_failed' ? `run_failed ${end.error.name}` : end.type) : 'no end'}`);
       }
       return out;
     },

@@ -21,6 +21,12 @@ export class PathDriver {
   readonly choices: Choice[] = [];
   readonly log: PathLogEntry[] = [];
   cancelled = false;
+  /**
+   * A cancel was chosen (it may not have reached the run yet): whatever the run asks of the
+   * explorer meanwhile (a model reply, a tool attempt, an approval) makes no choice and waits
+   * for the cancel, as work in flight when a cancel arrives does.
+   */
+  cancelling = false;
   /** Set when a replayed choice came out differently: the exploration stops with it. */
   failure: ExplorationNondeterminism | undefined;
   private cancelRun: ((reason: string) => void) | undefined;
@@ -85,7 +91,14 @@ export class PathDriver {
   cancel(at: string): void {
     this.log.push({ kind: 'cancel', at });
     this.cancelled = true;
+    this.cancelling = true;
     this.cancelRun?.(`exploration: cancel at ${at}`);
+  }
+
+  /** Cancels once the current step's microtasks ran (never from inside XState's processing); from now on nothing more is chosen. */
+  cancelSoon(at: string): void {
+    this.cancelling = true;
+    queueMicrotask(() => this.cancel(at));
   }
 
   /** Counts a tool-calling reply of `runId`; returns how many it made before. */

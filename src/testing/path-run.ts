@@ -6,8 +6,10 @@ import { copyAgentSystem } from './copy-agents.js';
 import type { CoverageRecorder } from './coverage.js';
 import type { Choice, ExploreOptions, PathOutcome } from './explore-types.js';
 import { ExplorerModel } from './explorer-model.js';
+import { PathBudgets } from './explorer-budget.js';
 import { defaultOutcomes, scriptedTool } from './explorer-tools.js';
 import { PathDriver, type PathLogEntry } from './path-driver.js';
+import { StateCancels } from './state-cancels.js';
 
 /** One path as it ran: the choices it made, its events, the explorer's log, how the root run ended. */
 export interface PathRecord {
@@ -18,6 +20,8 @@ export interface PathRecord {
   readonly result: string;
   /** Set when the run had not ended after `pathTimeoutMs` (it was cancelled then). */
   readonly hung: boolean;
+  /** Each run's own budget (the root's run option, a sub-run's agent tool's). */
+  readonly budgets: PathBudgets;
 }
 
 export interface PathSettings {
@@ -36,21 +40,27 @@ export interface PathSettings {
 export async function runPath(agent: Agent, prefix: readonly Choice[], settings: PathSettings, coverage: CoverageRecorder): Promise<PathRecord> {
   const { options } = settings;
   const driver = new PathDriver(prefix, settings.maxChoices, options.cancels ?? true);
+  const budgets = new PathBudgets(options.runOptions?.budget);
   const system = copyAgentSystem(agent, {
-    model: (a) => new ExplorerModel(driver, a.name, options.replies?.[a.name], settings.maxCallsPerRun, options.arguments ?? {}, options.modelFailures ?? false),
-    tool: (a, t) => scriptedTool(t, options.tools?.[t.name] ?? defaultOutcomes(a, t), driver),
+    model: (a) => new ExplorerModel(driver, a.name, options.replies?.[a.name], settings.maxCallsPerRun, options.arguments ?? {}, options.modelFailures ?? false, budgets),
+    tool: (a, t) => scriptedTool(t, options.tools?.[t.name] ?? defaultOutcomes(a, t), driver, t.timeoutMs ?? a.defaultToolTimeoutMs),
+    agentTool: (t) => budgets.watch(t),
   });
   const userInspect = inspectionCallback(options.runOptions?.inspect);
+  const stateCancels = options.cancelInStates ? new StateCancels(driver) : undefined;
   const handle = new RunHandle(system, options.input ?? 'Hello.', {
     ...options.runOptions,
     inspect: (event) => {
       coverage.inspect(event);
+      stateCancels?.inspect(event);
       userInspect?.(event);
     },
   });
   driver.attach((reason) => handle.cancel(reason));
   // Decided as each approval opens (not when its event is read), so the order of choices is the runtime's.
   handle.approvals.onOpened((approval) => {
+    // A cancel is on its way: the approval stays undecided and is withdrawn with the run.
+    if (driver.cancelling) return;
     const at = `approve ${approval.tool} ${approval.callId}`;
     const took = driver.choose(at, driver.withCancel(['approved', 'denied']));
     queueMicrotask(() => {
@@ -85,5 +95,5 @@ export async function runPath(agent: Agent, prefix: readonly Choice[], settings:
     (r) => ({ outcome: 'completed' as const, result: r.output }),
     (error: Error) => ({ outcome: error.name === 'RunCancelled' ? ('cancelled' as const) : error.name === 'RunSuspended' ? ('suspended' as const) : ('failed' as const), result: `${error.name}: ${error.message}` }),
   );
-  return { choices: driver.choices, events, log: driver.log, ...ended, hung };
+  return { choices: driver.choices, events, log: driver.log, ...ended, hung, budgets };
 }

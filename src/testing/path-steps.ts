@@ -32,8 +32,12 @@ export function stepOf(event: RunEvent): string {
   }
 }
 
-/** A path's name: its choices as `<where>: <option>`, joined with ` › `; points with one option (a script, no cancels) are left out, as is everything when nothing was chosen (`(no choices)`). */
+/**
+ * A path's name: its choices as `<where>: <option>`, joined with ` › `; points with one option
+ * (a script, no cancels) are left out, and so are states a run went on from (`cancelInStates`:
+ * only a cancel there is named), as is everything when nothing was chosen (`(no choices)`).
+ */
 export function pathName(choices: readonly Choice[]): string {
-  const real = choices.filter((c) => c.options.length > 1);
+  const real = choices.filter((c) => c.options.length > 1 && c.options[c.took] !== 'go on');
   return real.length ? real.map((c) => `${c.at}: ${c.options[c.took]}`).join(' › ') : '(no choices)';
 }

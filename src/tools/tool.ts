@@ -82,6 +82,12 @@ export interface Tool<Deps = any> {
   readonly executionMode: 'parallel' | 'sequential';
   readonly needsApproval: NeedsApproval<any>;
   readonly retries: number | undefined;
+  /**
+   * The wait before the attempt after failed attempt n; absent: `retryDelayMs` (min(5000,
+   * 100·2^(n-1)) ms). Not a `tool()` option: troupe/testing's explorer sets it to 0 on its
+   * copies, so an explored retry takes no time (the events are the same; only the pause goes).
+   */
+  readonly retryBackoffMs?: (failedAttempt: number) => number;
   readonly timeoutMs: number | undefined;
   readonly maxOutputChars: number | null | undefined;
   readonly resultRenderer: ResultRenderer | undefined;

@@ -59,6 +59,10 @@ describe('leases and fencing', () => {
           const stop = (): void => (seen.push('aborted'), resolve('late'));
           if (ctx.signal.aborted) stop();
           else ctx.signal.addEventListener('abort', stop);
+          // While this call runs, the lease runs out and another owner takes the run. (A call whose
+          // run stopped before its code started never starts: tool-call.ts.)
+          now += 120_000;
+          store.claim('taken', 'new', 60_000);
         }),
     });
     const agent = new Agent({ name: 'a', model: new ScriptedModel([batch([['echo', {}, 'e1'], ['slow', {}, 's1']])]), tools: [echo, slow] });
@@ -66,11 +70,6 @@ describe('leases and fencing', () => {
     const events: string[] = [];
     const reading = collect(handle, (e) => {
       events.push(e.type);
-      // After the reply is stored, the lease runs out and another owner takes the run.
-      if (e.type === 'message_completed') {
-        now += 120_000;
-        store.claim('taken', 'new', 60_000);
-      }
     });
     const error = await handle.result().catch((e: unknown) => e);
     await reading;

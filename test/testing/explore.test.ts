@@ -85,6 +85,92 @@ describe('exploreAgent: every path of one agent', () => {
     expect(exploration.coverage.agents).toEqual([{ agent: 'Shop', tools: { pay: { ok: 3, error: 7 } }, handoffs: {}, approvals: { approved: 0, denied: 0 }, waits: { resolved: 3, timedOut: 3 } }]);
   });
 
+  it('takes no real time for timeouts and retry backoff: an hour-long timeout and ten retries (26 s of backoff) explore at once', async () => {
+    // Without the explorer's instant timeouts and zero backoff this path would take an hour (the
+    // path timeout would cancel it after 10 s, a violation) or 26.3 s of backoff (past the test's timeout).
+    const pay = tool({ name: 'pay', description: 'Pay.', parameters: z.object({ cents: z.number() }), timeoutMs: 3_600_000, retries: 10, execute: async () => 'paid' });
+    const shop = new Agent({ name: 'Shop', model: new ScriptedModel([]), tools: [pay] });
+    const exploration = await exploreAgent(shop, { replies: { Shop: [call('pay', { cents: 100 }, 'p1'), text('done')] }, tools: { pay: [{ timesOut: true }] }, cancels: false });
+    expect(exploration.paths).toHaveLength(1);
+    const [path] = exploration.paths;
+    const failed = path!.events.filter((e) => e.type === 'tool_call_failed') as Array<{ attempt: number; willRetry: boolean; error: Error }>;
+    expect(failed.map((e) => `${e.attempt} ${e.willRetry} ${e.error.name}: ${e.error.message}`)).toEqual(
+      Array.from({ length: 11 }, (_, i) => `${i + 1} ${i < 10} ToolTimeout: tool 'pay' timed out after 3600000 ms`),
+    );
+    expect(path!.events.find((e) => e.type === 'tool_call_completed')).toMatchObject({ isError: true, output: "Tool error: tool 'pay' timed out after 3600000 ms" });
+    expect([path!.outcome, path!.result]).toEqual(['completed', 'done']);
+    expect(exploration.failures).toEqual([]);
+  });
+
+  it("explores a sub-run that runs out of its own budget: a reply over it, at every reply of the agent tool's sub-run", async () => {
+    const weather = tool({ name: 'weather', description: 'Weather.', parameters: z.object({ city: z.string() }), execute: async () => 'sunny' });
+    const research = new Agent({ name: 'Research', model: new ScriptedModel([]), tools: [weather] });
+    const lead = new Agent({ name: 'Lead', model: new ScriptedModel([]), tools: [research.asTool({ budget: { maxTotalTokens: 50 }, maxTurns: 3 })] });
+    const exploration = await exploreAgent(lead, { maxCallsPerRun: 1, cancels: false });
+    expect(exploration.paths.map((p) => `${p.outcome} ${p.name}`)).toEqual([
+      'completed Lead reply 1: text',
+      'completed Lead reply 1: call ask_research › Research reply 1: text',
+      'completed Lead reply 1: call ask_research › Research reply 1: call weather › weather Research_call_1: returns › Research reply 2: text',
+      'completed Lead reply 1: call ask_research › Research reply 1: call weather › weather Research_call_1: throws › Research reply 2: text',
+      'completed Lead reply 1: call ask_research › Research reply 1: call weather › weather Research_call_1: throws › Research reply 2: over budget',
+      'completed Lead reply 1: call ask_research › Research reply 1: call weather › weather Research_call_1: returns › Research reply 2: over budget',
+      'completed Lead reply 1: call ask_research › Research reply 1: over budget',
+    ]);
+    // The sub-run's first reply spent 51 tokens, one over its budget: the runtime stopped it, and the lead got a tool error.
+    const over = exploration.paths[6]!;
+    const sub = over.events.find((e) => e.type === 'run_failed')!;
+    expect([sub.runId.endsWith('/1.0'), (sub as { error: Error }).error.name, (sub as { error: Error }).error.message]).toEqual([true, 'BudgetExceeded', 'total tokens 51 exceeds budget 50']);
+    expect(over.events.find((e) => e.type === 'tool_call_completed')).toMatchObject({ isError: true, output: "Tool error: agent 'Research' failed: total tokens 51 exceeds budget 50" });
+    expect(exploration.failures).toEqual([]);
+    expect(exploration.coverage.chart.transitions.find((t) => t.id === 'run.turn.model model.replied#1 [replyOverBudget] -> run.stopping')!.count).toBe(3);
+    // The root's own budget (runOptions.budget) is explored the same way.
+    const rooted = await exploreAgent(lead, { maxCallsPerRun: 0, cancels: false, runOptions: { budget: { maxOutputTokens: 20 } } });
+    expect(rooted.paths.map((p) => `${p.outcome} ${p.name} ${p.result}`)).toEqual(['completed Lead reply 1: text Lead answers.', 'failed Lead reply 1: over budget BudgetExceeded: output tokens 21 exceeds budget 20']);
+    expect(rooted.failures).toEqual([]);
+  });
+
+  it('cancelInStates: a cancel in every state a run comes to rest in, once per run and state, with the invariants checked on each path', async () => {
+    const exploration = await exploreAgent(desk(), { maxCallsPerRun: 1, cancels: false, cancelInStates: true });
+    expect(exploration.paths.map((p) => `${p.outcome} ${p.name}`)).toEqual([
+      'completed Desk reply 1: text',
+      'cancelled Desk in turn.model: cancel',
+      'completed Desk reply 1: call lookup › lookup Desk_call_1: returns',
+      'cancelled Desk reply 1: call lookup › Desk in turn.executing.draining: cancel',
+      'completed Desk reply 1: call lookup › lookup Desk_call_1: throws',
+      'completed Desk reply 1: call refund › approve refund Desk_call_1: approved › refund Desk_call_1: returns',
+      'completed Desk reply 1: call refund › approve refund Desk_call_1: denied',
+      'cancelled Desk reply 1: call refund › approve refund Desk_call_1: denied › Desk in turn.executing.approvalWait: cancel',
+      'cancelled Desk reply 1: call refund › approve refund Desk_call_1: approved › Desk in turn.executing.approvalWait: cancel',
+      'cancelled Desk reply 1: call refund › approve refund Desk_call_1: approved › Desk in turn.executing.draining: cancel',
+      'completed Desk reply 1: call refund › approve refund Desk_call_1: approved › refund Desk_call_1: throws',
+    ]);
+    // Every path keeps every invariant: in particular no model is asked and no tool runs once the cancel arrived
+    // (an approved call dispatched just before the cancel never starts).
+    expect(exploration.failures).toEqual([]);
+    // The cancel while the model is asked: nothing else happens.
+    expect(exploration.paths[1]!.steps).toEqual(['Desk run_started', 'Desk turn_started 1', 'Desk run_failed RunCancelled']);
+    // The cancel right after the approval: the refund gets the cancel as its result, and the run ends cancelled.
+    expect(exploration.paths[8]!.steps).toEqual([
+      'Desk run_started',
+      'Desk turn_started 1',
+      'Desk message_completed calls refund',
+      'Desk approval_required refund',
+      'Desk tool_call_started refund',
+      'Desk tool_call_completed refund error',
+      'Desk run_failed RunCancelled',
+    ]);
+    expect(exploration.paths[8]!.events.find((e) => e.type === 'tool_call_completed')).toMatchObject({ output: 'Tool error: run cancelled: exploration: cancel at Desk in turn.executing.approvalWait' });
+    // The states offered: where this agent's runs rest (the others are passed through within one step).
+    const offered = new Set(exploration.paths.flatMap((p) => p.choices.filter((c) => c.options.join() === 'go on,cancel').map((c) => c.at)));
+    expect([...offered].sort()).toEqual(['Desk in turn.executing.approvalWait', 'Desk in turn.executing.draining', 'Desk in turn.model']);
+  });
+
+  it('refuses a scripted timeout for a tool that has none', async () => {
+    await expect(exploreAgent(desk(), { tools: { lookup: [{ timesOut: true }] } })).rejects.toThrow(
+      new UserError('exploreAgent: tools.lookup has { timesOut: true }, but the tool has no timeout (give it timeoutMs, or its agent defaultToolTimeoutMs).'),
+    );
+  });
+
   it('checks your invariants on every path and lists the failures shortest first', async () => {
     const exploration = await exploreAgent(desk(), {
       maxCallsPerRun: 2,

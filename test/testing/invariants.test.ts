@@ -17,8 +17,8 @@ const facts = (events: RunEvent[], log: PathLogEntry[] = [], limit = 10): PathFa
 const broken = (f: PathFacts) => builtInViolations(f).map((v) => `${v.invariant}: ${v.message}`);
 
 describe('the built-in invariants', () => {
-  it('are these six, each with its promise', () => {
-    expect(INVARIANTS.map((i) => i.name)).toEqual(['one result per call', 'one terminal event per run', 'approvals fail closed', 'nothing runs after cancel', 'turn limits kept', 'every wait ends']);
+  it('are these seven, each with its promise', () => {
+    expect(INVARIANTS.map((i) => i.name)).toEqual(['one result per call', 'one terminal event per run', 'approvals fail closed', 'nothing runs after cancel', 'turn limits kept', 'budgets stop runs', 'every wait ends']);
   });
 
   it('hold on a well-formed path', () => {
@@ -57,6 +57,22 @@ describe('the built-in invariants', () => {
   it('turn limits kept: more turns than the limit', () => {
     const turns = [1, 2, 3].map((turn) => ev({ type: 'turn_started', turn }));
     expect(broken(facts([started, ...turns, completed], [], 2))).toEqual(['turn limits kept: run r1 (A) started 3 turns, over its limit of 2']);
+  });
+
+  it('budgets stop runs: a reply after going over the budget, and a run over its budget that completed', () => {
+    const spent = (totalTokens: number) => ({ ...usage, totalTokens });
+    const reply = (totalTokens: number) => ev({ type: 'message_completed', turn: 1, message: { role: 'assistant', content: 'x', toolCalls: [], agent: 'A' }, usage: spent(totalTokens) });
+    const budgeted = (events: RunEvent[]): PathFacts => ({ ...facts(events), budgetOf: (runId) => (runId === 'r1' ? { maxTotalTokens: 10 } : undefined) });
+    const overCompleted = ev({ type: 'run_completed', output: 'done', usage: spent(14), turns: 2 });
+    expect(broken(budgeted([started, reply(5), reply(12), reply(14), overCompleted]))).toEqual([
+      'budgets stop runs: run r1 made 1 model reply after going over its budget (total tokens 12 > 10)',
+      'budgets stop runs: run r1 went over its budget (total tokens 12 > 10) and ended with run_completed',
+    ]);
+    expect(broken(budgeted([started, reply(5), overCompleted]))).toEqual(['budgets stop runs: run r1 went over its budget (total tokens 14 > 10) and ended with run_completed']);
+    const stopped = ev({ type: 'run_failed', error: Object.assign(new Error('total tokens 12 exceeds budget 10'), { name: 'BudgetExceeded' }), usage: spent(12), turns: 1 });
+    expect(broken(budgeted([started, reply(5), reply(12), stopped]))).toEqual([]);
+    // Without a budget for the run, nothing is checked.
+    expect(broken(facts([started, reply(5), reply(12), reply(14), overCompleted]))).toEqual([]);
   });
 
   it('every wait ends: an approval never decided and a wait never ended, unless the run was cancelled or suspended', () => {
