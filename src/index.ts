@@ -35,7 +35,8 @@ export * from './waits/wait-for.js';
 export type { WaitKindName, WaitView, WaitRequest, WaitOutcome } from './waits/wait-types.js';
 export type { PendingApproval, ApprovalTarget } from './runtime/approvals.js';
 export type { HumanRequest, HumanAnswer } from './runtime/humans.js';
-export type { AgentHooks, HookContext, ModelCallView, AfterModelResponse, AfterTurn, HookedCall, HookedResult, Guardrail, GuardrailVerdict } from './hooks.js';
+export type { AgentHooks, HookContext, ModelCallView, AfterModelResponse, AfterTurn, HookedCall, HookedResult, Guardrail, GuardrailVerdict, ResolvedToolCall } from './hooks.js';
+export { customMessage, isCustomMessage } from './context/custom-messages.js';
 export type { RunOptions, InspectionObserver } from './runtime/run-options.js';
 export {
   MemoryCheckpointStore,

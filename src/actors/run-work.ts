@@ -1,4 +1,5 @@
 import { fromPromise } from 'xstate';
+import type { CallResolution } from '../runtime/call-resolution.js';
 import type { RestoredState } from '../runtime/run-restore.js';
 
 /** Loads the session's history and the stored run before a run's first step; resolves with what it loaded (the run applies it). */
@@ -12,3 +13,6 @@ export const stopAfterTurnActor = fromPromise<boolean, { check(): Promise<boolea
 
 /** Appends a completed run's messages to its session before run_completed. */
 export const sessionSaveActor = fromPromise<void, { save(): Promise<void> }>(({ input }) => input.save());
+
+/** resolveToolCall hooks on the calls of a reply (the resolving step); resolves with what they resolved. Never rejects. */
+export const resolveCallsActor = fromPromise<CallResolution[], { resolve(): Promise<CallResolution[]> }>(({ input }) => input.resolve());

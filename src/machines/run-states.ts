@@ -12,6 +12,7 @@ export const RUN_STATE = {
   checkLimits: 'run.turn.checkLimits',
   model: 'run.turn.model',
   executing: 'run.turn.executing',
+  resolving: 'run.turn.executing.resolving',
   preflight: 'run.turn.executing.preflight',
   throttled: 'run.turn.executing.throttled',
   approvalWait: 'run.turn.executing.approvalWait',

@@ -129,6 +129,11 @@ export interface Profile {
    * until a step answers it: true (soft stop), false (go on) or a throw (HookError).
    */
   readonly stopAfterTurn?: boolean;
+  /**
+   * The main agent has a resolveToolCall hook that leaves every call as it is; the asks of a
+   * turn wait at gate `resolve:<turn>` until a step answers them (the chart's resolving step).
+   */
+  readonly resolver?: boolean;
   /** Not offered to the traversal: only a named test launches it (see run-chart.model.test.ts). */
   readonly explicit?: boolean;
 }
@@ -168,6 +173,9 @@ export const PROFILES = {
   parked: { checkpoint: true, suspendOnWait: true, replies: { 1: ['gated', 'overlap'] } },
   // Soft stop: asked after turn 1's calls (not after a text turn); terminatePost's mailbox message outlives a soft stop.
   softStop: { stopAfterTurn: true, replies: { 1: ['single', 'terminatePost'], 2: ['text'] } },
+  // resolveToolCall: a reply's calls are resolved before preflight; a resumed open turn's unfinished call is resolved again.
+  resolving: { resolver: true, replies: { 1: ['pair'], 2: ['text'] } },
+  resumeResolving: { checkpoint: true, stored: 'openTurn', resolver: true, replies: { 2: ['text'] } },
   // handle.suspend() before the first step: the same parking, asked for by the caller.
   suspendedByCaller: { checkpoint: true, suspendEarly: true, replies: { 1: ['gated'] } },
 } as const satisfies Record<string, Profile>;
