@@ -122,7 +122,7 @@ interface ToolEventBase extends EventBase {
  * A message of a run's input; system messages add to the run's instructions. A user message
  * may give its content as parts (text and images/files), e.g. `[{ type: 'text', text }, { type: 'image', data, mediaType }]`.
  */
-export type InputMessage = { readonly role: 'system'; readonly content: string } | Message | { readonly role: 'user'; readonly content: readonly ContentPart[] };
+export type InputMessage = { readonly role: 'system'; readonly content: string } | Message | CustomMessage<string> | { readonly role: 'user'; readonly content: readonly ContentPart[] };
 
 /** A run's input: one user message as text, or a conversation. */
 export type RunInputValue = string | readonly InputMessage[];
