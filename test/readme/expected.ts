@@ -10,6 +10,13 @@ export const EXPECTED_STDOUT: Record<string, string | RegExp> = {
     // The payment event is signalled as soon as its wait opens; the timer ends 100 ms later.
     'event false\n{"amount":4200}\ntimer false\nPaid.\n',
   'docs/tools.md › Policies': '1\n',
+  // Both calls were resolved from the dispatcher to a hidden tool; the model was sent only the dispatcher.
+  'docs/tools.md › Tool-call resolver and hidden tools (`resolveToolCall`, `exposeToModel`)': "c1 dispatch -> add 5\nc2 dispatch -> shout HI\n[ 'dispatch' ]\n",
+  // The note reached the model rewritten as a user message; the UI event was dropped; the transcript keeps both.
+  'docs/context.md › Custom message roles (`transformContext`, `convertToModel`)':
+    "[\n  'user: Can I export to PDF?',\n  'user: [note] The user is on the free plan.'\n]\n[ 'user', 'note', 'ui_event', 'assistant' ]\n",
+  // The second run starts with the first's extra; the third's option merges over it.
+  'docs/durable-runs.md › `ctx.extra` across a session': '{"user":"ada","cities":["Rome"]}\n{"user":"bob","cities":["Rome"]}\n',
   'docs/approvals-and-waits.md › Approvals': 'Refunded A123.\n',
   // The user's image and the tool's screenshot keep their parts; `content` is the text projection.
   'docs/tools.md › Images and files (content parts)':
