@@ -72,7 +72,7 @@ describe('README and docs examples', () => {
       'docs/approvals-and-waits.md › Approval ids',
       'docs/server.md › AI SDK UI streams (`useChat`)',
     ]);
-    expect(runnable).toHaveLength(29);
+    expect(runnable).toHaveLength(32);
     expect(new Set(blocks.map((b) => b.key)).size).toBe(blocks.length);
   });
 
