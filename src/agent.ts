@@ -73,7 +73,7 @@ const AGENT_KEYS = optionKeys<AgentOptions>({
   outputGuardrails: true,
   plugins: true,
 });
-const HOOK_KEYS = optionKeys<AgentHooks>({ beforeModelCall: true, afterModelResponse: true, beforeToolCall: true, afterToolCall: true, shouldStopAfterTurn: true, onRunEnd: true });
+const HOOK_KEYS = optionKeys<AgentHooks>({ resolveToolCall: true, transformContext: true, convertToModel: true, beforeModelCall: true, afterModelResponse: true, beforeToolCall: true, afterToolCall: true, shouldStopAfterTurn: true, onRunEnd: true });
 const SETTINGS_KEYS = optionKeys<ModelSettings>({ temperature: true, maxTokens: true, parallelToolCalls: true, providerOptions: true });
 
 /** Whether `value` is a tool as `tool()`, `rawTool()`, `handoff()` or `agent.asTool()` make them. */

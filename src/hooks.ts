@@ -1,6 +1,6 @@
 import type { ZodType } from 'zod';
 import type { Tool } from './tools/tool.js';
-import type { AssistantMessage, Message, ToolCallRequest, ToolResultMessage, Usage } from './types.js';
+import type { AssistantMessage, Message, ModelMessage, ToolCallRequest, ToolResultMessage, Usage } from './types.js';
 
 /** What every hook and guardrail is told about the run it runs in. */
 export interface HookContext<Deps = any> {
@@ -67,6 +67,16 @@ export interface HookedCall {
   readonly args: unknown;
 }
 
+/**
+ * What `resolveToolCall` may answer: the tool call that runs instead of the model's (CubePi's
+ * tool-call resolver). It keeps the model's call id (an `id` given here is ignored).
+ * `arguments` is JSON text, or an object that is written as JSON.
+ */
+export interface ResolvedToolCall {
+  readonly name: string;
+  readonly arguments: string | Readonly<Record<string, unknown>>;
+}
+
 /** A call's result as `afterToolCall` sees it. */
 export interface HookedResult {
   readonly output: string;
@@ -82,9 +92,38 @@ export interface HookedResult {
  * an error result. A hook never hangs the run past its own promise.
  */
 export interface AgentHooks<Deps = any> {
+  /**
+   * The first step of each model request's view (pi-agent-core's and CubePi's
+   * transformContext): may return another list of the transcript's messages, custom roles
+   * included (prune, reorder, add context). Several hooks chain in order, each seeing the one
+   * before's list. View only: it gets a copy; the transcript, the log and the session never
+   * change. Sync or async; a throw (or an answer that is not an array) fails the run with a
+   * HookError. Then convertToModel, then contextPolicy, then beforeModelCall.
+   */
+  transformContext?(messages: readonly Message[], ctx: HookContext<Deps>): void | readonly Message[] | Promise<void | readonly Message[]>;
+  /**
+   * Turns the (transformed) transcript into the messages the model is sent (pi-agent-core's
+   * convertToLlm, CubePi's convert_to_llm): drop or rewrite messages of custom roles, e.g. a
+   * note as a user message. The last hook object that has one decides (as CubePi's); without
+   * one, messages of custom roles are dropped. Its answer may hold only user, assistant and
+   * tool messages. View only (it gets a copy). Sync or async; a throw or a bad answer fails the
+   * run with a HookError.
+   */
+  convertToModel?(messages: readonly Message[], ctx: HookContext<Deps>): readonly ModelMessage[] | Promise<readonly ModelMessage[]>;
   /** May return a changed view of the request (view only: the transcript and the log never change). */
   beforeModelCall?(request: ModelCallView, ctx: HookContext<Deps>): void | Partial<ModelCallView> | Promise<void | Partial<ModelCallView>>;
   afterModelResponse?(reply: AssistantMessage, ctx: HookContext<Deps>): void | AfterModelResponse | Promise<void | AfterModelResponse>;
+  /**
+   * CubePi's tool-call resolver: maps a call of the model to another call (a dispatcher: one
+   * tool the model sees, routing to tools hidden with `exposeToModel: false`). Asked in the
+   * chart's `resolving` step, before preflight, once per call of the reply, in request order;
+   * with several hooks the first non-empty answer wins (undefined or null: no answer). The
+   * resolved call keeps the model's call id and is what preflight checks, approvals, policies,
+   * beforeToolCall, the tool and the tool events see (events carry the model's call as
+   * `requested`). Sync or async. A throw or a malformed answer gives the call an error result
+   * ("Tool error: resolveToolCall hook failed: …"); the run goes on.
+   */
+  resolveToolCall?(call: ToolCallRequest, ctx: HookContext<Deps>): void | null | ResolvedToolCall | Promise<void | null | ResolvedToolCall>;
   /** `{ block: reason }` gives the call an error result without running it (the completion event has `blockedBy`). Runs before the approval. */
   beforeToolCall?(call: HookedCall, ctx: HookContext<Deps>): void | { readonly block: string } | Promise<void | { readonly block: string }>;
   /** May change what the model sees of the result. */

@@ -45,7 +45,34 @@ export interface ToolResultMessage {
   readonly parts?: readonly ContentPart[];
 }
 
-export type Message = UserMessage | AssistantMessage | ToolResultMessage;
+/**
+ * App-defined message roles, by declaration merging (pi-agent-core's CustomAgentMessages):
+ * `declare module 'troupe' { interface CustomMessageRoles { note: true; ui_event: true } }`
+ * makes `{ role: 'note', content }` a `Message`. (Without it, `customMessage()` makes one.)
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface CustomMessageRoles {}
+
+/** A role the model does not know: a key of CustomMessageRoles (never one of system, user, assistant, tool). */
+export type CustomRole = Extract<keyof CustomMessageRoles, string>;
+
+/**
+ * A message of a role the model does not know (a note, a UI event, …; CubePi's and
+ * pi-agent-core's custom messages). It lives in the transcript, the log and the session like
+ * any message; what the model sees of it is decided by `convertToModel` (by default nothing:
+ * it is dropped from every model request). `data` is JSON for the application.
+ */
+export interface CustomMessage<Role extends string = CustomRole> {
+  readonly role: Role;
+  readonly content: string;
+  readonly data?: unknown;
+}
+
+/** A transcript message: the three roles models know, and custom ones. */
+export type Message = UserMessage | AssistantMessage | ToolResultMessage | CustomMessage;
+
+/** A message a model is sent (what convertToModel leaves of the transcript). */
+export type ModelMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
 export interface Usage {
   inputTokens: number;
@@ -85,14 +112,17 @@ interface EventBase {
 
 interface ToolEventBase extends EventBase {
   readonly turn: number;
+  /** The call that runs: the model's, or what a resolveToolCall hook resolved it to (the model's id kept). */
   readonly call: ToolCallRequest;
+  /** Set when a resolveToolCall hook resolved the call: the call as the model sent it. */
+  readonly requested?: ToolCallRequest;
 }
 
 /**
  * A message of a run's input; system messages add to the run's instructions. A user message
  * may give its content as parts (text and images/files), e.g. `[{ type: 'text', text }, { type: 'image', data, mediaType }]`.
  */
-export type InputMessage = { readonly role: 'system'; readonly content: string } | Message | { readonly role: 'user'; readonly content: readonly ContentPart[] };
+export type InputMessage = { readonly role: 'system'; readonly content: string } | Message | CustomMessage<string> | { readonly role: 'user'; readonly content: readonly ContentPart[] };
 
 /** A run's input: one user message as text, or a conversation. */
 export type RunInputValue = string | readonly InputMessage[];
@@ -102,7 +132,8 @@ export interface RunStartedEvent extends EventBase { readonly type: 'run_started
 export interface UserMessageInjectedEvent extends EventBase {
   readonly type: 'user_message_injected';
   readonly turn: number;
-  readonly message: UserMessage;
+  /** A user message, or a custom-role message the caller steered (`handle.steer(customMessage(…))`). */
+  readonly message: UserMessage | CustomMessage;
   /** steer / follow_up: the caller; mailbox: a tool; hook: afterModelResponse or onRunEnd; repair: the outputType repair turn. */
   readonly source: 'steer' | 'follow_up' | 'mailbox' | 'hook' | 'repair';
   /** The id `handle.steer()` / `handle.followUp()` returned (mailbox posts have none). */

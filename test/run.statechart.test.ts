@@ -11,7 +11,7 @@ describe('the run statechart', () => {
     const root = getRunMachine().root;
     expect(Object.keys(root.states)).toEqual(['idle', 'restoring', 'starting', 'turn', 'ending', 'finishing', 'savingSession', 'stopping', 'suspending', 'completed', 'failed', 'cancelled', 'suspended']);
     expect(Object.keys(root.states.turn!.states)).toEqual(['checkLimits', 'pluginSetup', 'model', 'executing', 'turnEnd', 'afterTurn', 'checkpoint', 'handoff']);
-    expect(Object.keys(root.states.turn!.states.executing!.states)).toEqual(['preflight', 'throttled', 'approvalWait', 'barrier', 'draining']);
+    expect(Object.keys(root.states.turn!.states.executing!.states)).toEqual(['resolving', 'preflight', 'throttled', 'approvalWait', 'barrier', 'draining']);
     expect(['completed', 'failed', 'cancelled', 'suspended'].map((s) => root.states[s]!.type)).toEqual(['final', 'final', 'final', 'final']);
   });
 

@@ -85,6 +85,8 @@ function renderCall(call: ToolCallItem, system: (agent: string) => string | unde
     h('div', { class: 't-label' }, h('strong', {}, call.tool), ` · ${call.callId} · `, h('span', { class: `status ${call.status}` }, call.status.replace('_', ' '))),
     h('div', { class: 't-field' }, h('span', { class: 't-key' }, 'arguments'), h('code', { class: 't-args' }, call.rawArgs)),
   );
+  // A resolved call: which tool actually ran, with what (the label names the tool the model called).
+  if (call.ran) li.append(h('div', { class: 't-field t-resolved' }, h('span', { class: 't-key' }, `resolved to ${call.ran.name}`), h('code', { class: 't-args' }, call.ran.arguments)));
   for (const failure of call.failures) {
     li.append(h('div', { class: 't-field t-failure' }, h('span', { class: 't-key' }, `attempt ${failure.attempt} failed`), h('code', {}, `${failure.error.name}: ${failure.error.message}${failure.willRetry ? ' (retried)' : ''}`)));
   }
@@ -125,7 +127,13 @@ export function renderReplayItems(items: readonly ReplayItem[]): HTMLElement {
         );
         break;
       case 'result':
-        li = item(`t-tool ${entry.isError ? 'error' : 'done'}`, `${entry.tool} · ${entry.callId} · result`, h('pre', { class: 't-output' }, entry.content));
+        // A resolved call: the model called `tool`, `ran` is the tool that actually ran (with its arguments).
+        li = item(
+          `t-tool ${entry.isError ? 'error' : 'done'}`,
+          entry.ran ? `${entry.tool} → ${entry.ran.name} · ${entry.callId} · result` : `${entry.tool} · ${entry.callId} · result`,
+          entry.ran ? h('div', { class: 't-field' }, h('span', { class: 't-key' }, `ran ${entry.ran.name}`), h('code', { class: 't-args' }, entry.ran.arguments)) : undefined,
+          h('pre', { class: 't-output' }, entry.content),
+        );
         break;
       case 'turn_end':
         li = item('t-turn-end', `turn ${entry.turn} ended`);

@@ -24,6 +24,12 @@ export interface ModelTurnInput {
   shape?(request: Omit<ModelRequest, 'signal'>): Promise<Omit<ModelRequest, 'signal'>>;
   /** afterModelResponse hooks: their verdict, and the reply's text and calls if they replaced them. @throws HookError */
   judge?(reply: ModelReply): Promise<JudgedReply | undefined>;
+  /**
+   * The request with the transcript turned into the model's messages (transformContext,
+   * convertToModel: custom roles dropped or rewritten), or undefined when the transcript is
+   * the model's messages as it is. Asked once per turn, before contextPolicy. @throws HookError
+   */
+  converted?(): Promise<Omit<ModelRequest, 'signal'>> | undefined;
   /** Settles when the run's log has stored everything the request is built from (durable runs). Never rejects. */
   readonly logged?: Promise<void>;
   /**
@@ -78,14 +84,18 @@ export async function streamModelTurn(input: ModelTurnInput, abort: RunSignal): 
   if (input.logged) await input.logged;
   if (abort.aborted) throw new ModelError('model request not sent: the run stopped');
   const send = async (request: Omit<ModelRequest, 'signal'>): Promise<ModelReply> => streamReply(input, withSignal(input.shape ? await input.shape(request) : request, abort));
-  if (!input.compact) return judged(input, await (input.shape ? send(input.request()) : streamReply(input, input.directRequest(abort))));
-  const spent = [await input.compact(input.request(), 'threshold', abort.signal)];
+  // Custom roles and transformContext/convertToModel: the model's view of the transcript, made once for this turn.
+  const converting = input.converted?.();
+  const view = converting ? await converting : undefined;
+  const request = (): Omit<ModelRequest, 'signal'> => view ?? input.request();
+  if (!input.compact) return judged(input, await (input.shape || view ? send(request()) : streamReply(input, input.directRequest(abort))));
+  const spent = [await input.compact(request(), 'threshold', abort.signal)];
   let reply: ModelReply;
   try {
     reply = await send(spent[0]!.request);
   } catch (error) {
     if (!(error instanceof ContextOverflowError)) throw error;
-    const harder = await input.compact(input.request(), 'overflow', abort.signal);
+    const harder = await input.compact(request(), 'overflow', abort.signal);
     spent.push(harder);
     if (!harder.shrunk) throw new ContextOverflowError(`${error.message} contextPolicy found nothing more to compact.`, { cause: error.cause });
     try {

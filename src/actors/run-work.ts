@@ -1,4 +1,5 @@
 import { fromPromise } from 'xstate';
+import type { CallResolution } from '../runtime/call-resolution.js';
 import type { RestoredState } from '../runtime/run-restore.js';
 import type { AgentSetup } from '../runtime/run-state.js';
 
@@ -16,3 +17,6 @@ export const stopAfterTurnActor = fromPromise<boolean, { check(): Promise<boolea
 
 /** Appends a completed run's messages to its session before run_completed. */
 export const sessionSaveActor = fromPromise<void, { save(): Promise<void> }>(({ input }) => input.save());
+
+/** resolveToolCall hooks on the calls of a reply (the resolving step); resolves with what they resolved. Never rejects. */
+export const resolveCallsActor = fromPromise<CallResolution[], { resolve(): Promise<CallResolution[]> }>(({ input }) => input.resolve());

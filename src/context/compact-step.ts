@@ -1,4 +1,4 @@
-import type { Message } from '../types.js';
+import type { Message, ToolResultMessage } from '../types.js';
 import type { ResolvedPolicy } from './policy.js';
 import { RECALL_TOOL_NAME, clearedText, offloadedText, type ViewRenderer, type ViewState } from './view.js';
 
@@ -81,7 +81,7 @@ export async function compactStep(state: ViewState, input: StepInput, renderer: 
   if (policy.offload && current > target) {
     const { minChars, previewChars } = policy.offload;
     rewrite('offload', (i) => {
-      const m = messages[i]! as Extract<Message, { role: 'tool' }>;
+      const m = messages[i]! as ToolResultMessage;
       // A recalled result was asked for in full (offloading it again would loop), and a
       // preview longer than the result saves nothing.
       return (
@@ -93,7 +93,7 @@ export async function compactStep(state: ViewState, input: StepInput, renderer: 
     rewrite('clear', (i) => {
       if (next.cleared.has(i)) return false;
       // Clearing a result shorter than its marker would grow the request.
-      return clearedText(messages[i] as Extract<Message, { role: 'tool' }>).length < renderer.messageAt(messages, i, next)!.content.length;
+      return clearedText(messages[i] as ToolResultMessage).length < renderer.messageAt(messages, i, next)!.content.length;
     });
   }
   if (policy.summarize && summarize && current > target) {

@@ -10,7 +10,7 @@ export function renderSegment(previous: string | undefined, segment: readonly Me
   for (const message of segment) {
     if (message.role === 'user') lines.push(`User: ${message.content}`);
     else if (message.role === 'tool') lines.push(`Result of ${message.name} [${message.callId}]${message.isError ? ' (error)' : ''}: ${message.content}`);
-    else {
+    else if (message.role === 'assistant') {
       if (message.content !== '') lines.push(`Assistant: ${message.content}`);
       for (const call of message.toolCalls) lines.push(`Assistant called ${call.name} [${call.id}] with ${call.arguments}`);
     }

@@ -28,7 +28,8 @@ interface WireMessage {
 export type ReplayItem =
   | { readonly kind: 'input'; readonly index: number; readonly role: string; readonly text: string }
   | { readonly kind: 'reply'; readonly index: number; readonly turn: number; readonly agent: string; readonly text: string; readonly reasoning: string; readonly calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }> }
-  | { readonly kind: 'result'; readonly index: number; readonly turn: number; readonly callId: string; readonly tool: string; readonly content: string; readonly isError: boolean }
+  /** `tool`: as the model called it; `ran`: the tool that ran, when a resolveToolCall hook resolved the call. */
+  | { readonly kind: 'result'; readonly index: number; readonly turn: number; readonly callId: string; readonly tool: string; readonly content: string; readonly isError: boolean; readonly ran?: { readonly name: string; readonly arguments: string } }
   | { readonly kind: 'turn_end'; readonly index: number; readonly turn: number }
   | { readonly kind: 'other'; readonly index: number; readonly entryKind: string; readonly payload: WireEntry };
 
@@ -53,8 +54,11 @@ export function replayItem(entry: WireEntry, index: number): ReplayItem {
       return { kind: 'input', index, role: message.role ?? 'user', text: String(message.content ?? '') };
     case 'reply':
       return { kind: 'reply', index, turn, agent: message.agent ?? '', text: String(message.content ?? ''), reasoning: String(message.reasoning ?? ''), calls: message.toolCalls ?? [] };
-    case 'result':
-      return { kind: 'result', index, turn, callId: String(message.callId ?? ''), tool: String(message.name ?? ''), content: String(message.content ?? ''), isError: message.isError === true };
+    case 'result': {
+      const item = { kind: 'result' as const, index, turn, callId: String(message.callId ?? ''), tool: String(message.name ?? ''), content: String(message.content ?? ''), isError: message.isError === true };
+      const ran = entry.resolved as { name?: unknown; arguments?: unknown } | undefined;
+      return ran && typeof ran.name === 'string' ? { ...item, ran: { name: ran.name, arguments: String(ran.arguments ?? '') } } : item;
+    }
     case 'turn_end':
       return { kind: 'turn_end', index, turn };
     default:

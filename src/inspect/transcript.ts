@@ -31,6 +31,8 @@ export interface ToolCallItem {
   approvalId: string | undefined;
   /** The sub-run this call started (agent as a tool). */
   subRun: RunTranscript | undefined;
+  /** The tool that ran and its arguments, when a resolveToolCall hook resolved the model's call (`tool`, `rawArgs`: as the model asked). */
+  ran?: { readonly name: string; readonly arguments: string };
 }
 
 export type TranscriptItem =
@@ -90,8 +92,10 @@ export function foldEvent(tree: TranscriptTree, event: WireRunEvent): void {
       return;
     }
     case 'user_message_injected': {
-      const message = event.message as { content?: unknown } | undefined;
-      run.items.push({ kind: 'user', text: String(message?.content ?? ''), source: (event.source as 'steer') ?? 'steer' });
+      const message = event.message as { role?: unknown; content?: unknown } | undefined;
+      // A custom-role message (a note, a UI event) is shown with its role, as in the run's input.
+      const role = typeof message?.role === 'string' && message.role !== 'user' ? `[${message.role}] ` : '';
+      run.items.push({ kind: 'user', text: `${role}${String(message?.content ?? '')}`, source: (event.source as 'steer') ?? 'steer' });
       return;
     }
     case 'text_delta':
@@ -261,7 +265,9 @@ function callItem(tree: TranscriptTree, run: RunTranscript, runId: string, callI
 
 function toolCall(tree: TranscriptTree, run: RunTranscript, event: WireRunEvent, turn: number): ToolCallItem {
   const call = (event.call ?? {}) as { id?: string; name?: string; arguments?: string };
-  const existing = tree.calls.get(callKey(event.runId, String(call.id ?? '')));
-  if (existing) return existing;
-  return callItem(tree, run, event.runId, String(call.id ?? ''), String(call.name ?? ''), turn, event.agent, String(call.arguments ?? ''));
+  // A resolved call's events carry the call that runs as `call` and the model's as `requested`.
+  const asked = (event.requested ?? call) as { id?: string; name?: string; arguments?: string };
+  const item = tree.calls.get(callKey(event.runId, String(call.id ?? ''))) ?? callItem(tree, run, event.runId, String(call.id ?? ''), String(asked.name ?? ''), turn, event.agent, String(asked.arguments ?? ''));
+  if (event.requested !== undefined) item.ran = { name: String(call.name ?? ''), arguments: String(call.arguments ?? '') };
+  return item;
 }

@@ -6,8 +6,10 @@ import type { ModelAnswerEvent } from '../runtime/run-turn.js';
 import type { WaitOutcome } from '../waits/wait-types.js';
 import type { RestoredState } from '../runtime/run-restore.js';
 import type { AgentSetup } from '../runtime/run-state.js';
+import type { CallResolution } from '../runtime/call-resolution.js';
 import type { AncestorSpendEvent, ChildSpendEvent, SubRunLifecycleEvent } from '../runtime/run-spend.js';
 import type { HandoffInputFilter } from '../handoff/handoff.js';
+import type { CustomMessage } from '../types.js';
 
 /**
  * Every message a run actor accepts, typed: guards and actions narrow it with `assertEvent`.
@@ -37,7 +39,7 @@ export type RunMachineEvent =
   /** A handoff tool asks for the switch; it happens when the turn ends. */
   | { readonly type: 'handoff.request'; readonly target: Agent; readonly inputFilter?: HandoffInputFilter }
   /** The caller queues a message: for the next model request (steer) or for when the run would end (follow_up). */
-  | { readonly type: 'steer.add'; readonly queue: 'steer' | 'follow_up'; readonly id: string; readonly text: string }
+  | { readonly type: 'steer.add'; readonly queue: 'steer' | 'follow_up'; readonly id: string; readonly text: string; readonly message?: CustomMessage }
   /** The caller withdraws a queued message it has not seen injected. */
   | { readonly type: 'steer.remove'; readonly id: string }
   /** The input guardrails (running beside the first turn) passed, or one tripped. */
@@ -47,6 +49,7 @@ export type RunMachineEvent =
   | DoneActorEvent<RestoredState, 'restore'>
   | ErrorActorEvent<unknown, 'restore'>
   | DoneActorEvent<WaitOutcome, 'approval'>
+  | DoneActorEvent<CallResolution[], 'resolve'>
   | DoneActorEvent<string[], 'runEnd'>
   | ErrorActorEvent<unknown, 'runEnd'>
   | DoneActorEvent<AgentSetup, 'pluginSetup'>

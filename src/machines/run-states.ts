@@ -13,6 +13,7 @@ export const RUN_STATE = {
   pluginSetup: 'run.turn.pluginSetup',
   model: 'run.turn.model',
   executing: 'run.turn.executing',
+  resolving: 'run.turn.executing.resolving',
   preflight: 'run.turn.executing.preflight',
   throttled: 'run.turn.executing.throttled',
   approvalWait: 'run.turn.executing.approvalWait',

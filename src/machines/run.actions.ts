@@ -2,6 +2,7 @@ import { assertEvent, raise, stopChild } from 'xstate';
 import { ModelError, RunCancelled, TroupeError, asError } from '../errors.js';
 import { replyViolation, spendViolation, turnStartViolation } from '../rules/limits.js';
 import { applyEdits, approvalOutcome, claimApproved, dispatchApproved, holdApproved, recordDecision, rejectDenied, rejectInvalidEdits } from '../runtime/run-approvals.js';
+import { applyResolutions } from '../runtime/call-resolution.js';
 import { admitCalls, cancelFromResults, closeOpenCalls, dispatchAlone, recordResults } from '../runtime/run-calls.js';
 import { cancel, emitCompleted, emitFailed, fail, failWithGuardrail, failWithOutputError, failWithStoreError, queueEndMessages, queueRepair, saveCheckpoint } from '../runtime/run-end.js';
 import { emitSuspended, parkRun } from '../runtime/run-park.js';
@@ -75,6 +76,10 @@ export const runActions = {
   stopOverBudget: ({ context }: RunActionArgs) => void (context.run.stopError ??= replyViolation(context.run, Date.now()) ?? new TroupeError('budget exceeded')),
   closeStoppedCalls: ({ context }: RunActionArgs) => closeOpenCalls(context.run, 'Tool error: not executed: afterModelResponse ended the run', false),
   // ── the tool-call phase ──
+  applyResolutions: ({ context, event }: RunActionArgs) => {
+    assertEvent(event, 'xstate.done.actor.resolve');
+    applyResolutions(context.run, event.output);
+  },
   // Preflight's verdict is an event: the chart, not a flag, decides where the run goes.
   // (`raise` evaluates its event once, when the entry runs.)
   admitCalls: raise<RunMachineContext, RunMachineEvent, RunMachineEvent, undefined, never, never>(({ context }) => ({ type: admitCalls(context.run) })),
@@ -139,7 +144,7 @@ export const runActions = {
   // ── messages from anywhere ──
   queueSteer: ({ context, event }: RunActionArgs) => {
     assertEvent(event, 'steer.add');
-    queueSteer(context.run, event.queue, { id: event.id, text: event.text });
+    queueSteer(context.run, event.queue, event.message ? { id: event.id, text: event.text, message: event.message } : { id: event.id, text: event.text });
   },
   withdrawSteer: ({ context, event }: RunActionArgs) => {
     assertEvent(event, 'steer.remove');

@@ -40,6 +40,8 @@ export const runGuards = {
   cancelRequested: ({ context }: RunGuardArgs) => context.run.cancelError !== undefined,
   replayCompleted: ({ context }: RunGuardArgs) => context.run.replayCompleted,
   resumeInTurn: ({ context }: RunGuardArgs) => context.run.resumeInTurn,
+  // The stored open turn's calls without a result are offered to resolveToolCall hooks again before preflight.
+  resumeInTurnUnresolved: ({ context }: RunGuardArgs) => context.run.resumeInTurn && !context.run.batch.resolved,
   // ── a turn ──
   turnLimitReached: ({ context }: RunGuardArgs) => turnStartViolation(context.run, Date.now()) !== undefined,
   pluginsUnset: ({ context }: RunGuardArgs) => pluginsUnset(context.run),
@@ -61,6 +63,8 @@ export const runGuards = {
     assertEvent(event, 'model.replied');
     return event.output.calls.length === 0;
   },
+  // The agent has resolveToolCall hooks: the reply's calls are resolved before preflight (the resolving step).
+  replyNeedsResolving: ({ context }: RunGuardArgs) => hasHook(context.run.agent, 'resolveToolCall'),
   // ── the tool-call phase ──
   approvalDenied: ({ event }: RunGuardArgs) => {
     assertEvent(event, 'xstate.done.actor.approval');

@@ -1,5 +1,6 @@
 import { setup } from 'xstate';
-import { pluginSetupActor, restoreActor, runEndActor, sessionSaveActor, stopAfterTurnActor } from '../actors/run-work.js';
+import { pluginSetupActor, resolveCallsActor, restoreActor, runEndActor, sessionSaveActor, stopAfterTurnActor } from '../actors/run-work.js';
+import { resolveInput } from '../runtime/call-resolution.js';
 import { waitMachine } from '../waits/wait.machine.js';
 import { approvalInput } from '../runtime/run-approvals.js';
 import { runEndInput } from '../runtime/run-end.js';
@@ -21,7 +22,7 @@ export type { RunMachineEvent } from './run-events.js';
  * with `.provide()`.
  *
  * idle → [restoring] → starting → turn ⟲ → finishing → completed
- *   turn = checkLimits → [pluginSetup, once per agent and run] → model → executing (preflight ⇄ approvalWait | barrier | throttled → draining) → turnEnd
+ *   turn = checkLimits → [pluginSetup, once per agent and run] → model → executing (resolving → preflight ⇄ approvalWait | barrier | throttled → draining) → turnEnd
  *   turnEnd decides, in order: stop, spend, soft stop asked (afterTurn, then back), save (checkpoint, then back), repair, output, end checks
  *   (ending), finished (finishing), handoff, next turn.
  * terminal: completed, failed, cancelled (reports run_failed(RunCancelled)), suspended (a
@@ -43,6 +44,7 @@ export const runMachine = setup({
     runEnd: runEndActor,
     afterTurn: stopAfterTurnActor,
     pluginSetup: pluginSetupActor,
+    resolveCalls: resolveCallsActor,
     session: sessionSaveActor,
   },
 }).createMachine({
@@ -102,6 +104,7 @@ export const runMachine = setup({
         { guard: 'cancelRequested', target: 'cancelled' },
         { guard: 'replayCompleted', target: 'finishing' },
         // Resumed inside a turn: its stored reply's calls without a stored result run now.
+        { guard: 'resumeInTurnUnresolved', target: 'turn.executing.resolving' },
         { guard: 'resumeInTurn', target: 'turn.executing' },
         { target: 'turn' },
       ],
@@ -139,6 +142,7 @@ export const runMachine = setup({
               // afterModelResponse said stop: the reply is the final output, its calls never run.
               { guard: 'replyStops', target: 'turnEnd', actions: ['recordReply', 'closeStoppedCalls'] },
               { guard: 'noToolCalls', target: 'turnEnd', actions: 'recordReply' },
+              { guard: 'replyNeedsResolving', target: 'executing.resolving', actions: 'recordReply' },
               { target: 'executing', actions: 'recordReply' },
             ],
             'model.failed': { target: '#run.failed', actions: 'failWithModelError' },
@@ -153,6 +157,17 @@ export const runMachine = setup({
           on: { 'wait.opened': { guard: 'parkNow', target: '#run.suspending' } },
           initial: 'preflight',
           states: {
+            // resolveToolCall hooks map the reply's calls to the calls that run (a dispatcher to
+            // hidden tools) before any check, so preflight, approvals and policies judge the
+            // resolved call. Entered only when the agent has such hooks (callsUnresolved).
+            resolving: {
+              invoke: {
+                id: 'resolve',
+                src: 'resolveCalls',
+                input: ({ context }) => resolveInput(context.run),
+                onDone: { target: 'preflight', actions: 'applyResolutions' },
+              },
+            },
             preflight: {
               entry: 'admitCalls',
               on: {

@@ -104,7 +104,8 @@ export function toPrompt(system: string, messages: readonly Message[], contentPa
       prompt.push({ role: 'user', content: userContent(message, contentParts) });
       continue;
     }
-    prompt.push({ role: 'assistant', content: assistantContent(message, parseInput) });
+    // A custom-role message never reaches a model (convertToModel drops or rewrites it before the request).
+    if (message.role === 'assistant') prompt.push({ role: 'assistant', content: assistantContent(message, parseInput) });
   }
   return prompt;
 }

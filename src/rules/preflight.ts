@@ -1,7 +1,7 @@
 import { InvalidToolArguments, type BudgetExceeded } from '../errors.js';
 import { formatToolError } from '../tools/render.js';
 import { isObject } from '../tools/schema.js';
-import type { Tool } from '../tools/tool.js';
+import { isExposed, type Tool } from '../tools/tool.js';
 import { validateArguments } from '../tools/validate.js';
 import type { ToolCallRequest } from '../types.js';
 
@@ -43,6 +43,8 @@ export interface VerdictInput {
   readonly hooked?: boolean;
   /** The reply stopped at the output token limit (finish reason `length`): arguments that do not parse were cut off. */
   readonly cutOff?: boolean;
+  /** A resolveToolCall hook resolved the call: it may name a hidden tool, and a validation error shows the tool's full schema. */
+  readonly resolved?: boolean;
 }
 
 /** Why a call whose arguments the output token limit cut off (finish reason `length`) was not run; its result is "Tool error: " + this. */
@@ -56,7 +58,7 @@ export const cutOffRejection = (tool: string): string =>
  */
 export function callVerdict(input: VerdictInput): CallVerdict {
   if (input.overBudget) return { kind: 'overBudget', error: input.overBudget };
-  const checked = checkCall(input.call, input.tools, input.claimedHandoff, input.cutOff === true);
+  const checked = checkCall(input.call, input.tools, input.claimedHandoff, input.cutOff === true, input.resolved === true);
   if (!checked.ok) return { kind: 'reject', output: checked.output };
   const cleared: ClearedCall = { tool: checked.tool, raw: checked.raw, args: checked.args };
   if (checked.tool.needsApproval !== false || input.hooked) return { kind: 'approval', cleared };
@@ -73,10 +75,11 @@ export function mustRunAlone(tool: Tool, sequentialBatch: boolean): boolean {
  * tool lookup → handoff dedup → JSON parse (or, after a `length` finish, the cut-off
  * result) → object check → schema validation. Approval is decided by the run statechart afterwards.
  */
-export function checkCall(call: ToolCallRequest, tools: ReadonlyMap<string, Tool>, claimedHandoff: string | undefined, cutOff = false): PreflightVerdict {
+export function checkCall(call: ToolCallRequest, tools: ReadonlyMap<string, Tool>, claimedHandoff: string | undefined, cutOff = false, resolved = false): PreflightVerdict {
   const found = tools.get(call.name);
-  if (!found) {
-    const names = [...tools.keys()];
+  // A hidden tool (exposeToModel: false) is unknown to the model: only a resolved call reaches it.
+  if (!found || (!resolved && !isExposed(found))) {
+    const names = [...tools.values()].filter(isExposed).map((t) => t.name);
     return reject(
       new InvalidToolArguments(
         `unknown tool '${call.name}'. Available tools: ${names.length ? names.join(', ') : '(none)'}.`,
@@ -102,8 +105,15 @@ export function checkCall(call: ToolCallRequest, tools: ReadonlyMap<string, Tool
   try {
     return { ok: true, tool: found, raw, args: validateArguments(found, raw) };
   } catch (error) {
-    return reject(error as Error);
+    if (!resolved) return reject(error as Error);
+    // The model never saw a resolved tool's schema (CubePi): it gets it with the error, to correct the call in one round trip.
+    return { ok: false, output: `${formatToolError(error)}\n\n${fullSchemaText(found)}`, error: error as Error };
   }
+}
+
+/** What a resolved call's validation error adds: the resolved tool's full JSON Schema. */
+export function fullSchemaText(tool: Tool): string {
+  return `Full schema for '${tool.name}':\n${JSON.stringify(tool.jsonSchema)}`;
 }
 
 function reject(error: Error): PreflightVerdict {

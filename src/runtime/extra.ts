@@ -9,6 +9,7 @@
  */
 import { UserError } from '../errors.js';
 import type { CheckpointEntry, ExtraEntry } from '../store/checkpoint-store.js';
+import type { Message } from '../types.js';
 
 export type ExtraValue = Record<string, unknown>;
 
@@ -78,4 +79,39 @@ export function givenExtra(value: unknown): ExtraValue {
 /** The run's extra, made (empty) on first use. */
 export function runExtra(state: { extra: RunExtra | undefined }): RunExtra {
   return (state.extra ??= new RunExtra({}, 'new'));
+}
+
+/**
+ * The role of the message that carries a session's `ctx.extra` from one run to the next: the
+ * last message of each stored run of the session whose run had an extra (a custom-role
+ * message, format 6). It is taken out of the history before the next run starts: it never
+ * joins a transcript and no model sees it.
+ */
+export const SESSION_EXTRA_ROLE = 'troupe.extra';
+
+/** The message a completed run leaves in its session for the next run: its extra as it ended. */
+export function sessionExtraMessage(extra: RunExtra): Message {
+  return { role: SESSION_EXTRA_ROLE, content: '', data: JSON.parse(JSON.stringify(extra.value)) as ExtraValue } as unknown as Message;
+}
+
+/**
+ * A session's history without its extra messages, and the extra of the last run that left one.
+ */
+export function splitSessionExtra(history: readonly Message[]): { readonly messages: Message[]; readonly extra: ExtraValue | undefined } {
+  let extra: ExtraValue | undefined;
+  const messages: Message[] = [];
+  for (const message of history) {
+    if ((message.role as string) !== SESSION_EXTRA_ROLE) messages.push(message);
+    else extra = ((message as { data?: ExtraValue }).data ?? {}) as ExtraValue;
+  }
+  return { messages, extra };
+}
+
+/**
+ * The extra a session's new run starts with: the session's (its last run's, as it ended),
+ * with `RunOptions.extra`'s keys over it (a shallow merge), or whichever of the two exists.
+ */
+export function sessionStartExtra(fromSession: ExtraValue | undefined, given: RunExtra | undefined): RunExtra | undefined {
+  if (fromSession === undefined) return given;
+  return new RunExtra({ ...structuredClone(fromSession), ...(given?.value ?? {}) }, 'given');
 }

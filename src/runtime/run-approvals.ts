@@ -73,6 +73,7 @@ export function approvalInput(state: RunState): WaitInput {
         turn,
         approvalId,
         call: slot.call,
+        ...(slot.call !== slot.asked ? { requested: slot.asked } : {}),
         args: slot.args,
         approve: (edits?: { args: unknown }) => void state.waits.resolve(approvalId, { approved: true, ...(edits !== undefined ? { edits: editedArguments(edits) } : {}) }),
         reject: (reason?: string) => void state.waits.resolve(approvalId, { approved: false, ...(reason !== undefined ? { reason } : {}) }),

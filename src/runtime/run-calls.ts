@@ -9,7 +9,7 @@ import { callVerdict, type ClearedCall } from '../rules/preflight.js';
 import { hasCapacity } from '../rules/batch.js';
 import { hasHook, hookContext, reshapeResult } from './run-hooks.js';
 import { CallContext } from '../tools/call-context.js';
-import type { Message, ToolCallCompletedEvent } from '../types.js';
+import type { Message, ToolCallCompletedEvent, ToolCallRequest } from '../types.js';
 import { log } from './run-record.js';
 import { callWaitInput, storedWaitRequest } from './call-waits.js';
 import type { WaitInput } from '../waits/wait.machine.js';
@@ -54,6 +54,7 @@ export function admitCalls(state: RunState): PreflightVerdictEvent['type'] {
         overBudget: callOverBudget(state, Date.now()),
         hooked: hasHook(state.hookSet, 'beforeToolCall'),
         cutOff: state.lastReply?.finishReason === 'length',
+        resolved: slot.call !== slot.asked,
       });
       switch (verdict.kind) {
         case 'overBudget':
@@ -124,7 +125,13 @@ export function dispatch(state: RunState, slot: CallSlot): void {
   const tool = slot.tool!;
   const agent = state.agent;
   const job = new DispatchedCall(state, slot, tool, agent, contextFor(state, slot));
-  if (!state.audience.quiet) state.sink({ type: 'tool_call_started', runId: job.runId, path: job.path, agent: job.agentName, turn: job.turn, call: job.call });
+  if (!state.audience.quiet) {
+    state.sink(
+      slot.call === slot.asked
+        ? { type: 'tool_call_started', runId: job.runId, path: job.path, agent: job.agentName, turn: job.turn, call: job.call }
+        : { type: 'tool_call_started', runId: job.runId, path: job.path, agent: job.agentName, turn: job.turn, call: job.call, requested: slot.asked },
+    );
+  }
   state.outbox.push(job);
 }
 
@@ -247,10 +254,12 @@ function settle(state: RunState, key: string, outcome: CallOutcome): void {
   slot.state = 'settled';
   slot.terminate = outcome.terminate;
   slot.output = outcome.output;
+  // The result answers the call as the model asked it (a resolved call's result names the model's tool; the log says which tool ran).
   const message: Message =
     outcome.parts === undefined
-      ? { role: 'tool', callId: slot.call.id, name: slot.call.name, content: outcome.output, isError: outcome.isError }
-      : { role: 'tool', callId: slot.call.id, name: slot.call.name, content: outcome.output, isError: outcome.isError, parts: outcome.parts };
+      ? { role: 'tool', callId: slot.asked.id, name: slot.asked.name, content: outcome.output, isError: outcome.isError }
+      : { role: 'tool', callId: slot.asked.id, name: slot.asked.name, content: outcome.output, isError: outcome.isError, parts: outcome.parts };
+  const resolved = slot.call === slot.asked ? undefined : { name: slot.call.name, arguments: slot.call.arguments };
   state.transcript.push(message);
   if (!state.audience.quiet) {
     const completed: ToolCallCompletedEvent = {
@@ -268,10 +277,14 @@ function settle(state: RunState, key: string, outcome: CallOutcome): void {
     };
     if (outcome.blockedBy !== undefined) (completed as { blockedBy?: string }).blockedBy = outcome.blockedBy;
     if (outcome.parts !== undefined) (completed as { parts?: CallOutcome['parts'] }).parts = outcome.parts;
+    if (resolved) (completed as { requested?: ToolCallRequest }).requested = slot.asked;
     state.sink(completed);
   }
   // Without a log the entry is not even built (the per-call path).
-  if (state.runLog) log(state, outcome.terminate ? { kind: 'result', turn: state.turn, message, terminate: true } : { kind: 'result', turn: state.turn, message });
+  if (state.runLog) {
+    const entry = outcome.terminate ? { kind: 'result' as const, turn: state.turn, message, terminate: true } : { kind: 'result' as const, turn: state.turn, message };
+    log(state, resolved ? { ...entry, resolved } : entry);
+  }
   if (outcome.runSignal instanceof BudgetExceeded) state.stopError ??= outcome.runSignal;
 }
 

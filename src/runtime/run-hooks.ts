@@ -186,7 +186,7 @@ export async function checkGuardrails<V>(kind: 'input' | 'output', guardrails: r
 }
 
 /** Whether any hook object of the agent has this hook (so the chart takes its slower path only when needed). */
-export function hasHook(agent: HookSet, name: 'beforeModelCall' | 'afterModelResponse' | 'beforeToolCall' | 'afterToolCall' | 'shouldStopAfterTurn' | 'onRunEnd'): boolean {
+export function hasHook(agent: HookSet, name: 'resolveToolCall' | 'transformContext' | 'convertToModel' | 'beforeModelCall' | 'afterModelResponse' | 'beforeToolCall' | 'afterToolCall' | 'shouldStopAfterTurn' | 'onRunEnd'): boolean {
   // Most agents have no hooks: answer without a scan on the per-call path.
   return agent.hooks.length > 0 && agent.hooks.some((h) => typeof h[name] === 'function');
 }

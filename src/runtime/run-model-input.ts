@@ -3,6 +3,7 @@ import type { CompactedRequest, DiscardedAttempt, ModelReply, ModelTurnInput, Ru
 import type { JudgedReply } from '../hooks.js';
 import type { Model, ModelRequest } from '../models/model.js';
 import type { RunState } from './run-state.js';
+import { modelView, needsModelView } from './model-view.js';
 
 type Request = Omit<ModelRequest, 'signal'>;
 
@@ -36,6 +37,11 @@ export class RunModelInput implements ModelTurnInput {
     const state = this.#state;
     const agent = this.#agent;
     return { runId: state.runId, agent: agent.name, system: this.#system, messages: state.transcript, tools: state.toolSchemas, settings: agent.settings, responseFormat: this.#format };
+  }
+
+  converted(): Promise<Request> | undefined {
+    if (!needsModelView(this.#state)) return undefined;
+    return modelView(this.#state).then((messages) => ({ ...this.request(), messages }));
   }
 
   directRequest(abort: RunSignal): ModelRequest {

@@ -10,6 +10,7 @@ import { checkContentParts, hasMedia, partsText, reasoningPartsIssue, type Reaso
 import { resolvePolicy, type ContextPolicy } from '../context/policy.js';
 import { givenExtra } from './extra.js';
 import { RunSubscribers, type RunSubscriber } from './subscribers.js';
+import { checkCustomMessage } from '../context/custom-messages.js';
 export type { InputMessage, RunInputValue } from '../types.js';
 
 /**
@@ -147,7 +148,10 @@ export function normaliseInput(input: unknown): { messages: Message[]; system: s
         return;
       }
       default:
-        throw new UserError(`${where} has an unknown role ${JSON.stringify(message.role)}; expected system, user, assistant or tool.`);
+        // Any other role is a custom message (a note, a UI event): kept in the transcript, not sent to the model unless convertToModel rewrites it.
+        if (typeof message.role !== 'string' || message.role === '') throw new UserError(`${where} needs a role (system, user, assistant, tool, or a custom role: a non-empty string), got ${JSON.stringify(message.role)}.`);
+        messages.push(checkCustomMessage(message, where));
+        return;
     }
   });
   return { messages, system };

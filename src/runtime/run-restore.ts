@@ -1,7 +1,7 @@
 import { UserError } from '../errors.js';
 import { findAgent } from './agent-graph.js';
 import { restoreRun, type RestoredRun } from './resume.js';
-import { RunExtra } from './extra.js';
+import { RunExtra, sessionExtraMessage, sessionStartExtra, splitSessionExtra } from './extra.js';
 import { batchFor } from './run-turn.js';
 import { agentSetup, applyAgentSetup, type AgentSetup, type RunState } from './run-state.js';
 import { activateAgent } from './run-plugins.js';
@@ -77,8 +77,11 @@ async function loadFromStore(state: RunState, signal: AbortSignal): Promise<Rest
 /** `applyRestore`: the loaded history and stored run become the run's state (a chart action). */
 export function applyRestore(state: RunState, loaded: RestoredState): void {
   if (loaded.history.length > 0) {
-    for (const message of loaded.history) state.transcript.push(message);
-    state.historyLength = loaded.history.length;
+    // The session's last extra starts this run's (RunOptions.extra merged over it); a stored run's own extra still wins below.
+    const { messages, extra } = splitSessionExtra(loaded.history);
+    for (const message of messages) state.transcript.push(message);
+    state.historyLength = messages.length;
+    state.extra = sessionStartExtra(extra, state.extra);
   }
   const restored = loaded.stored;
   if (!restored) return;
@@ -119,7 +122,9 @@ export function sessionInput(state: RunState): { save(): Promise<void> } {
   return {
     save: async () => {
       const session = state.options.session!;
-      await session.store.append(session.id, state.runId, state.transcript.slice(state.historyLength));
+      // The run's extra as it ended goes with its messages: the session's next run starts from it.
+      const own = state.transcript.slice(state.historyLength);
+      await session.store.append(session.id, state.runId, state.extra ? [...own, sessionExtraMessage(state.extra)] : own);
     },
   };
 }

@@ -5,8 +5,8 @@ import type { ModelTurnInput } from '../actors/model-turn.js';
 import { asError } from '../errors.js';
 import type { AncestorBudget } from '../rules/budget.js';
 import type { Mailbox } from '../tools/context.js';
-import { toToolSchema, type Tool, type ToolSchema } from '../tools/tool.js';
-import { emptyUsage, type SuspendedApproval, type AssistantMessage, type Budget, type Message, type RunEvent, type RunInputValue, type ToolCallRequest, type Usage } from '../types.js';
+import { isExposed, toToolSchema, type Tool, type ToolSchema } from '../tools/tool.js';
+import { emptyUsage, type CustomMessage, type SuspendedApproval, type AssistantMessage, type Budget, type Message, type RunEvent, type RunInputValue, type ToolCallRequest, type Usage } from '../types.js';
 import type { WaitRouter } from '../waits/wait-router.js';
 import type { WaitView } from '../waits/wait-types.js';
 import type { RunOptions } from './run-options.js';
@@ -95,8 +95,13 @@ export interface CallSlot {
   readonly key: string;
   /** Position in the model's reply. */
   readonly index: number;
-  /** As the model sent it (an empty id replaced by a generated one); events carry it. */
-  readonly call: ToolCallRequest;
+  /**
+   * The call that runs: the model's, or what a resolveToolCall hook resolved it to (with the
+   * model's id). Preflight, approvals, hooks, the tool and the events see it.
+   */
+  call: ToolCallRequest;
+  /** As the model sent it (an empty id replaced by a generated one); its result message names it. */
+  readonly asked: ToolCallRequest;
   state: SlotState;
   tool: Tool | undefined;
   raw: Record<string, unknown> | undefined;
@@ -112,8 +117,10 @@ export interface Batch {
   readonly byKey: ReadonlyMap<string, CallSlot>;
   /** Index of the next call preflight looks at. */
   cursor: number;
-  /** Every call of this batch runs alone (agent or a tool's executionMode is sequential). */
-  readonly sequential: boolean;
+  /** Every call of this batch runs alone (agent or a tool's executionMode is sequential; a resolved call's tool counts). */
+  sequential: boolean;
+  /** The resolving step ran for this batch (resolveToolCall hooks answered for each open call). */
+  resolved: boolean;
   /** afterModelResponse said stop: this reply's text is the final output and its calls never run. */
   readonly stopped: boolean;
   /** The handoff target a call of this turn already claimed: later handoffs are rejected. */
@@ -127,7 +134,7 @@ const NO_SLOTS: ReadonlyMap<string, CallSlot> = new Map();
 
 /** The batch of a turn before its reply (and of a run before its first turn). */
 export function emptyBatch(): Batch {
-  return { reply: undefined, slots: [], byKey: NO_SLOTS, cursor: 0, sequential: false, claimedHandoff: undefined, stopped: false, stopAfterTurn: undefined };
+  return { reply: undefined, slots: [], byKey: NO_SLOTS, cursor: 0, sequential: false, resolved: true, claimedHandoff: undefined, stopped: false, stopAfterTurn: undefined };
 }
 
 /**
@@ -139,6 +146,8 @@ export function emptyBatch(): Batch {
 export interface QueuedMessage {
   readonly id: string;
   readonly text: string;
+  /** A custom-role message steered instead of text (it joins the transcript as it is). */
+  readonly message?: CustomMessage;
 }
 
 export interface RunState extends Pick<RunInput, 'runId' | 'options' | 'parentPath' | 'sink' | 'waits'> {
@@ -377,7 +386,8 @@ export function agentSetup(state: RunState, agent: Agent, plugins: AgentPlugins 
   const tools = withRecallTool(table, activePolicy({ options: state.options, agent }) !== undefined);
   const own = [agent.systemPrompt(state.deps), ...active.map((p) => p.instructions)].filter((t) => t !== '').join('\n\n');
   const system = state.extraSystem ? (own ? `${own}\n\n${state.extraSystem}` : state.extraSystem) : own;
-  return { agent, tools, toolSchemas: [...tools.values()].map(toToolSchema), system, hookSet: withPluginHooks(agent, active), viewInjectors: pluginInjectors(agent, active), plugins };
+  // Hidden tools (exposeToModel: false) are in the table, for resolved calls, but never in the request.
+  return { agent, tools, toolSchemas: [...tools.values()].filter(isExposed).map(toToolSchema), system, hookSet: withPluginHooks(agent, active), viewInjectors: pluginInjectors(agent, active), plugins };
 }
 
 /** Makes the agent of `setup` the active agent: its tools, schemas, system prompt, hooks; plugins set up for it now are kept (and closed when the run ends). */

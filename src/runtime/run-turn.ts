@@ -1,7 +1,7 @@
 import { streamModelTurn, type ModelReply, type ModelTurnInput } from '../actors/model-turn.js';
 import { asError } from '../errors.js';
 import { isSequentialBatch } from '../rules/batch.js';
-import type { AssistantMessage, UserMessage } from '../types.js';
+import type { AssistantMessage, CustomMessage, UserMessage } from '../types.js';
 import { normaliseInput } from './run-options.js';
 import { takeCount } from '../rules/batch.js';
 import { onlyFollowUpsWait } from './run-end.js';
@@ -45,8 +45,8 @@ export function startTurn(state: RunState): void {
   if (state.turn === 1 && !state.resumed && state.hookSet.inputGuardrails.length > 0) startInputCheck(state);
   if (state.inbox.length > 0) for (const { text, source } of state.inbox.splice(0)) inject(state, text, source, undefined);
   const mode = state.options.steeringMode;
-  if (state.steerQueue.length > 0) for (const queued of state.steerQueue.splice(0, takeCount(state.steerQueue.length, mode))) inject(state, queued.text, 'steer', queued.id);
-  if (followUpsDue) for (const queued of state.followUps.splice(0, takeCount(state.followUps.length, mode))) inject(state, queued.text, 'follow_up', queued.id);
+  if (state.steerQueue.length > 0) for (const queued of state.steerQueue.splice(0, takeCount(state.steerQueue.length, mode))) inject(state, queued.message ?? queued.text, 'steer', queued.id);
+  if (followUpsDue) for (const queued of state.followUps.splice(0, takeCount(state.followUps.length, mode))) inject(state, queued.message ?? queued.text, 'follow_up', queued.id);
 }
 
 /**
@@ -70,8 +70,8 @@ function startInputCheck(state: RunState): void {
   state.inputCheck.catch(() => undefined);
 }
 
-function inject(state: RunState, text: string, source: 'steer' | 'follow_up' | 'mailbox' | 'hook' | 'repair', id: string | undefined): void {
-  const message: UserMessage = { role: 'user', content: text };
+function inject(state: RunState, text: string | CustomMessage, source: 'steer' | 'follow_up' | 'mailbox' | 'hook' | 'repair', id: string | undefined): void {
+  const message: UserMessage | CustomMessage = typeof text === 'string' ? { role: 'user', content: text } : text;
   state.transcript.push(message);
   log(state, { kind: 'input', message, source, ...(id !== undefined ? { id } : {}) });
   state.sink({ type: 'user_message_injected', runId: state.runId, path: state.path, agent: state.agent.name, turn: state.turn, message, source, ...(id !== undefined ? { id } : {}) });
@@ -189,6 +189,7 @@ export function batchFor(state: RunState, reply: AssistantMessage, stopped = fal
     key: `${state.turn}.${index}`,
     index,
     call,
+    asked: call,
     state: 'pending',
     tool: undefined,
     raw: undefined,
@@ -198,7 +199,9 @@ export function batchFor(state: RunState, reply: AssistantMessage, stopped = fal
   }));
   const byKey = new Map<string, CallSlot>();
   for (const slot of slots) byKey.set(slot.key, slot);
-  return { reply, slots, byKey, cursor: 0, sequential: slots.length > 0 && isSequentialBatch(state.agent, state.tools, reply), claimedHandoff: undefined, stopped, stopAfterTurn: undefined };
+  // With resolveToolCall hooks the batch is resolved first (the chart's resolving step), which may make it sequential.
+  const resolved = slots.length === 0 || !hasHook(state.hookSet, 'resolveToolCall');
+  return { reply, slots, byKey, cursor: 0, sequential: slots.length > 0 && isSequentialBatch(state.agent, state.tools, reply), resolved, claimedHandoff: undefined, stopped, stopAfterTurn: undefined };
 }
 
 export function endTurn(state: RunState): void {

@@ -2,7 +2,8 @@ import { nanoid } from 'nanoid';
 import type { AnyActorRef } from 'xstate';
 import type { Agent } from '../agent.js';
 import type { RunMachine } from '../machines/run.machine.js';
-import type { RunEvent, RunInputValue } from '../types.js';
+import type { CustomMessage, RunEvent, RunInputValue } from '../types.js';
+import { checkCustomMessage } from '../context/custom-messages.js';
 import { RunSuspended, UserError } from '../errors.js';
 import { WaitRouter } from '../waits/wait-router.js';
 import { approvalControls, humanControls, waitControls, type ApprovalControls, type HumanControls, type WaitControls } from './run-controls.js';
@@ -133,7 +134,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
    * the cluster message it applies, so a run resumed elsewhere can tell it is already logged.
    * @returns the message's id, for `unsteer`. @throws UserError when the run has ended or the id is taken.
    */
-  steer(text: string, options?: { readonly id?: string }): string {
+  steer(text: string | CustomMessage<string>, options?: { readonly id?: string }): string {
     return this.queue('steer', text, options?.id);
   }
 
@@ -142,7 +143,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
    * (a final reply, or a terminating batch). `options.id` as for `steer`. @returns its id.
    * @throws UserError when the run has ended or the id is taken.
    */
-  followUp(text: string, options?: { readonly id?: string }): string {
+  followUp(text: string | CustomMessage<string>, options?: { readonly id?: string }): string {
     return this.queue('follow_up', text, options?.id);
   }
 
@@ -154,8 +155,11 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     return true;
   }
 
-  private queue(queue: 'steer' | 'follow_up', text: string, givenId?: string): string {
-    if (typeof text !== 'string') throw new UserError(`${queue === 'steer' ? 'steer' : 'followUp'} takes a string, got ${typeof text}.`);
+  private queue(queue: 'steer' | 'follow_up', text: string | CustomMessage<string>, givenId?: string): string {
+    const what = queue === 'steer' ? 'steer' : 'followUp';
+    // A custom-role message (customMessage(role, content, data)) joins the transcript as it is; convertToModel decides what the model sees of it.
+    const message = typeof text === 'object' && text !== null ? (checkCustomMessage(text, what) as CustomMessage) : undefined;
+    if (typeof text !== 'string' && !message) throw new UserError(`${what} takes a string or a custom message, got ${typeof text}.`);
     if (givenId !== undefined && (typeof givenId !== 'string' || givenId.length === 0 || this.unread?.has(givenId) === true)) {
       throw new UserError(`A steer or follow-up id must be a non-empty string not already waiting, got ${JSON.stringify(givenId)}.`);
     }
@@ -164,7 +168,7 @@ export class RunHandle implements AsyncIterable<RunEvent> {
     if (snapshot.status !== 'active' || snapshot.matches('savingSession')) throw new UserError(`Run '${this.runId}' has ended; it takes no more messages.`);
     const id = givenId ?? `${queue === 'steer' ? 'steer' : 'followup'}_${++this.steerCount}`;
     (this.unread ??= new Set()).add(id);
-    this.actor.send({ type: 'steer.add', queue, id, text });
+    this.actor.send(message ? { type: 'steer.add', queue, id, text: message.content, message } : { type: 'steer.add', queue, id, text: text as string });
     return id;
   }
 

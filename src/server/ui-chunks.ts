@@ -25,6 +25,7 @@ export type UIMessageChunk =
   | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'data-troupe-event'; id?: string; data: WireRunEvent }
   | { type: 'data-troupe-discarded'; data: TroupeDiscardedData }
+  | { type: 'data-troupe-message'; data: TroupeCustomMessageData }
   | { type: 'error'; errorText: string }
   | { type: 'abort'; reason?: string }
   | { type: 'finish'; finishReason: 'stop' | 'error'; messageMetadata?: TroupeMessageMetadata };
@@ -54,6 +55,18 @@ export type TroupeDiscardedData = {
   partIds: string[];
 };
 
+/**
+ * `data-troupe-message`: a message of a custom role (a note, a UI event) joined the root run's
+ * transcript (`user_message_injected`); the model does not see it unless convertToModel rewrites it.
+ */
+export type TroupeCustomMessageData = {
+  runId: string;
+  turn: number;
+  role: string;
+  content: string;
+  data?: unknown;
+};
+
 /** `toolMetadata` of every tool part: where the call ran. */
 export type TroupeToolMetadata = {
   /** The run that made the call: the root run or a sub-run (`<parent>/<turn>.<index>`). */
@@ -65,6 +78,8 @@ export type TroupeToolMetadata = {
   path: string[];
   /** For a sub-run's call: the tool part of the parent call that started the sub-run. */
   parentToolCallId?: string;
+  /** A resolveToolCall hook resolved the call: the part is the tool that ran; this is the call as the model sent it (arguments: its JSON text). */
+  requested?: { toolName: string; arguments: string };
 };
 
 export interface UIChunkOptions {
@@ -95,6 +110,7 @@ interface CallSite {
   readonly turn: number;
   readonly agent: string;
   readonly path: string[];
+  readonly requested?: { readonly toolName: string; readonly arguments: string };
 }
 
 /** Text a run's denial results start with (`rejectDenied` in runtime/run-calls.ts). */
@@ -200,6 +216,15 @@ export class UIMessageChunkMapper {
       case 'tool_call_progress': {
         const call = callOf(event);
         this.data(out, event, call ? `${this.slots.find(event.runId, turn, call, 'peek').toolCallId}:progress` : undefined);
+        break;
+      }
+      case 'user_message_injected': {
+        // A custom-role message (steered by the caller) is a part of its own: UIs show notes and UI events as they like.
+        const message = (event.message ?? {}) as { role?: unknown; content?: unknown; data?: unknown };
+        if (root && typeof message.role === 'string' && !['user', 'assistant', 'tool', 'system'].includes(message.role)) {
+          out.push({ type: 'data-troupe-message', data: { runId: event.runId, turn, role: message.role, content: str(message.content), ...(message.data !== undefined ? { data: message.data } : {}) } });
+        }
+        this.data(out, event);
         break;
       }
       case 'output_discarded':
@@ -337,6 +362,7 @@ export class UIMessageChunkMapper {
     const metadata: TroupeToolMetadata = { runId: site.runId, callId: site.callId, turn: site.turn, agent: site.agent, path: site.path };
     const parent = parentToolCallId(site.runId);
     if (parent !== undefined && site.runId !== this.rootRunId) metadata.parentToolCallId = parent;
+    if (site.requested) metadata.requested = { ...site.requested };
     out.push({ type: 'tool-input-available', toolCallId: slot.toolCallId, toolName: site.toolName, input: input === undefined ? {} : input, toolMetadata: metadata });
   }
 
@@ -365,7 +391,9 @@ function callOf(event: WireRunEvent): WireCall | undefined {
 }
 
 function callSite(event: WireRunEvent, call: WireCall): CallSite {
-  return { runId: event.runId, callId: String(call.id), toolName: String(call.name), turn: num(event.turn), agent: event.agent, path: [...(event.path ?? [])] };
+  const site = { runId: event.runId, callId: String(call.id), toolName: String(call.name), turn: num(event.turn), agent: event.agent, path: [...(event.path ?? [])] };
+  const requested = event.requested as WireCall | undefined;
+  return requested && typeof requested.name === 'string' ? { ...site, requested: { toolName: requested.name, arguments: String(requested.arguments ?? '') } } : site;
 }
 
 function parseArgs(text: string): unknown {

@@ -10,6 +10,8 @@ import { STORED_RUN_STATUSES } from '../run-status.js';
 import type { CheckpointEntry, CheckpointHead } from './records.js';
 
 const INPUT_SOURCES = ['input', 'mailbox', 'steer', 'follow_up', 'hook', 'repair'];
+/** The roles models know (any other role is a custom message's, format 6). */
+const MODEL_ROLES: ReadonlySet<unknown> = new Set(['system', 'user', 'assistant', 'tool']);
 
 /** A format violation found while checking a value; turned into a UserError by the callers. */
 export class Issue extends Error {}
@@ -110,8 +112,13 @@ export function checkMessage(value: unknown, path: string, role?: Message['role'
       bool(value, 'isError', path);
       optional(value, 'parts', path, contentPartsIssue);
       return;
-    default:
+    case 'system':
       throw new Issue(`unknown message role ${describe(actual)}`);
+    default:
+      // A custom role (format 6): a note, a UI event; its data is any JSON.
+      if (actual === '') throw new Issue(`field '${path}role' must be a non-empty string`);
+      str(value, 'content', path);
+      return;
   }
 }
 
@@ -143,7 +150,9 @@ export function checkEntry(value: unknown): asserts value is CheckpointEntry {
   const kind = str(value, 'kind', '');
   switch (kind) {
     case 'input': {
-      checkMessage(obj(value, 'message', ''), 'message.', 'user');
+      // A user message, or (format 6) a message of a custom role.
+      const message = obj(value, 'message', '');
+      checkMessage(message, 'message.', typeof message['role'] === 'string' && !MODEL_ROLES.has(message['role']) ? undefined : 'user');
       const source = value['source'];
       if (source !== undefined && !INPUT_SOURCES.includes(source as string)) throw new Issue(`field 'source' must be one of ${INPUT_SOURCES.join(', ')}, got ${describe(source)}`);
       optStr(value, 'id', '');
@@ -162,6 +171,11 @@ export function checkEntry(value: unknown): asserts value is CheckpointEntry {
       count(value, 'turn', '');
       checkMessage(obj(value, 'message', ''), 'message.', 'tool');
       optBool(value, 'terminate', '');
+      if (value['resolved'] !== undefined) {
+        const resolved = obj(value, 'resolved', '');
+        str(resolved, 'name', 'resolved.');
+        str(resolved, 'arguments', 'resolved.');
+      }
       return;
     case 'turn_end':
       count(value, 'turn', '');

@@ -37,7 +37,8 @@ export interface ForkOrigin {
 export type CheckpointEntry =
   | { readonly kind: 'input'; readonly message: Message; readonly source?: InputSource; readonly id?: string; readonly forkedFrom?: ForkOrigin }
   | { readonly kind: 'reply'; readonly turn: number; readonly message: Message }
-  | { readonly kind: 'result'; readonly turn: number; readonly message: Message; readonly terminate?: boolean }
+  /** `resolved` (format 6): the call that ran, when a resolveToolCall hook resolved the model's call (`message` names the model's tool). */
+  | { readonly kind: 'result'; readonly turn: number; readonly message: Message; readonly terminate?: boolean; readonly resolved?: { readonly name: string; readonly arguments: string } }
   | { readonly kind: 'turn_end'; readonly turn: number }
   | { readonly kind: 'handoff'; readonly turn: number; readonly from: string; readonly to: string }
   | ApprovalRequestEntry

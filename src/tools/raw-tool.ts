@@ -36,6 +36,7 @@ const RAW_TOOL_KEYS = optionKeys<RawToolOptions>({
   policies: true,
   validate: true,
   source: true,
+  exposeToModel: true,
 });
 
 /**

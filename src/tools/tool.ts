@@ -64,6 +64,12 @@ export interface ToolOptions<Schema extends ToolParameters | undefined = ToolPar
    * property required, optional ones nullable (a null is read back as absent). Default false.
    */
   strict?: boolean;
+  /**
+   * false hides the tool from the model (CubePi's `expose_to_model`): its schema is never sent,
+   * and only a `resolveToolCall` hook can route a call to it (a dispatcher tool the model sees,
+   * resolved to this one). A model calling it by name gets the unknown-tool error. Default true.
+   */
+  exposeToModel?: boolean;
 }
 
 /** A tool as the runtime sees it. Built by `tool()`; handoff tools set `handoff`. */
@@ -92,6 +98,8 @@ export interface Tool<Deps = any> {
   readonly maxOutputChars: number | null | undefined;
   readonly resultRenderer: ResultRenderer | undefined;
   readonly policies: readonly ToolPolicy[];
+  /** false: hidden from the model, reachable only through a `resolveToolCall` hook (undefined: shown). */
+  readonly exposeToModel?: boolean;
   /** Where the tool came from, for name-conflict messages ("agent tools", "handoffs", …). */
   readonly source: string;
   /** Set on handoff tools: always a barrier, first one in a turn wins. `target` is the agent (typed loosely to avoid a cycle). */
@@ -118,6 +126,7 @@ export const TOOL_OPTION_KEYS = optionKeys<ToolOptions>({
   resultRenderer: true,
   policies: true,
   strict: true,
+  exposeToModel: true,
 });
 
 /**
@@ -136,6 +145,9 @@ export function tool<Schema extends ToolParameters | undefined = undefined, Deps
   if (options.maxOutputChars != null) checkCount('maxOutputChars', options.maxOutputChars);
   if (options.executionMode !== undefined && options.executionMode !== 'parallel' && options.executionMode !== 'sequential') {
     throw new UserError(`Tool '${options.name}': executionMode must be "parallel" or "sequential", got ${JSON.stringify(options.executionMode)}.`);
+  }
+  if (options.exposeToModel !== undefined && typeof options.exposeToModel !== 'boolean') {
+    throw new UserError(`Tool '${options.name}': exposeToModel must be a boolean, got ${JSON.stringify(options.exposeToModel)}.`);
   }
   const strict = options.strict ?? false;
   const { validator, looseSchema } = resolveParameters(options.name, options.parameters, options.jsonSchema);
@@ -156,6 +168,7 @@ export function tool<Schema extends ToolParameters | undefined = undefined, Deps
     resultRenderer: options.resultRenderer,
     policies: options.policies ?? [],
     source: 'agent tools',
+    ...(options.exposeToModel === false ? { exposeToModel: false } : {}),
   };
 }
 
@@ -171,6 +184,11 @@ export interface ToolSchema {
   readonly description: string;
   readonly parameters: JsonSchema;
   readonly strict: boolean;
+}
+
+/** Whether the model is shown this tool (not `exposeToModel: false`). */
+export function isExposed(t: Tool): boolean {
+  return t.exposeToModel !== false;
 }
 
 export function toToolSchema(t: Tool): ToolSchema {

@@ -44,7 +44,7 @@ describe.skipIf(!haveChromium)('inspector page (Chromium): coverage on the chart
     await page.waitForSelector('#coverage-switch:not([hidden])');
     await page.check('#coverage');
     await page.waitForSelector('#chart[data-source="coverage"] svg.statechart');
-    expect(await page.locator('#coverage-summary').textContent()).toBe('coverage of 1 run: 12 of 32 states visited, 10 of 82 transitions taken');
+    expect(await page.locator('#coverage-summary').textContent()).toBe('coverage of 1 run: 12 of 33 states visited, 10 of 85 transitions taken');
     expect(await page.locator('#chart-state').textContent()).toBe('coverage');
 
     // States: the twelve the run entered are visited, with their counts; the other 19 are not.
@@ -63,7 +63,7 @@ describe.skipIf(!haveChromium)('inspector page (Chromium): coverage on the chart
       'run.turn.model 2',
       'run.turn.turnEnd 2',
     ]);
-    expect((await states('unvisited')).length).toBe(20);
+    expect((await states('unvisited')).length).toBe(21);
     expect(await states('unvisited')).toContain('run.turn.executing.approvalWait 0');
     expect(await page.locator('#chart [data-state-id="run.turn.model"] .coverage-line').allTextContents()).toEqual(['visited 2×']);
     expect(await page.locator('#chart [data-state-id="run.cancelled"] .coverage-line').allTextContents()).toEqual(['never visited']);
@@ -114,7 +114,7 @@ describe.skipIf(!haveChromium)('inspector page (Chromium): coverage on the chart
     writeFileSync(file, JSON.stringify(explored.coverage));
     await page.check('#coverage');
     const { runs, chart } = explored.coverage;
-    await expect.poll(() => page.locator('#coverage-summary').textContent()).toBe(`coverage of ${runs} runs: ${chart.statesCovered} of 32 states visited, ${chart.transitionsCovered} of 82 transitions taken`);
+    await expect.poll(() => page.locator('#coverage-summary').textContent()).toBe(`coverage of ${runs} runs: ${chart.statesCovered} of 33 states visited, ${chart.transitionsCovered} of 85 transitions taken`);
     expect(await page.locator('#chart [data-state-id="run.cancelled"]').getAttribute('class')).toBe('state final visited');
     expect(errors).toEqual([]);
   });

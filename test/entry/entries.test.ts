@@ -35,7 +35,7 @@ describe('package entry points (built dist, plain node)', () => {
       'Agent', 'BudgetExceeded', 'CHECKPOINT_SCHEMA_VERSION', 'ContextOverflowError', 'FINISHED_RUN_STATUSES', 'GuardrailTripped', 'HookError', 'InvalidToolArguments', 'MaxTurnsExceeded',
       'MemoryCheckpointStore', 'MemorySession', 'ModelError', 'OutputValidationError', 'PluginError', 'RUN_STATUSES', 'RunCancelled', 'RunHandle', 'RunLocked', 'RunSuspended', 'Runner', 'SESSION_SCHEMA_VERSION',
       'STORED_RUN_STATUSES', 'ScriptExhausted', 'ToolError', 'ToolTimeout', 'TroupeError', 'UserError', 'WaitTimeout', 'agentAsTool', 'askFormFromTool', 'askFromTool', 'askHuman', 'checkJsonSchema',
-      'confirmFromTool', 'decideWorkspacePolicy', 'exportRun', 'getRunMachine', 'handoff', 'isContextOverflow', 'isFinished', 'parseRunExport', 'partsText', 'rawTool', 'recallToolResult',
+      'confirmFromTool', 'customMessage', 'decideWorkspacePolicy', 'exportRun', 'getRunMachine', 'handoff', 'isContextOverflow', 'isCustomMessage', 'isFinished', 'parseRunExport', 'partsText', 'rawTool', 'recallToolResult',
       'tool', 'toolResult', 'waitForEvent', 'waitUntil', 'workspaceTools',
     ]);
     expect(loaded.packages).toEqual(['nanoid', 'xstate', 'zod']);

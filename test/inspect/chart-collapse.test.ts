@@ -18,7 +18,7 @@ describe('statechart: collapse inactive regions', () => {
     expect(shown).not.toContain('run.stopping.checkpoint');
     const executing = collapsed.states.find((s) => s.key === 'turn')!.states.find((s) => s.key === 'executing')!;
     expect(executing.type).toBe('atomic');
-    expect(executing.tags).toContain('collapsed:7');
+    expect(executing.tags).toContain('collapsed:8');
     // The region's way out is lifted to its box: draining → turnEnd, preflight.stop → stopping.
     const targets = executing.transitions.flatMap((t) => t.targets);
     expect(targets).toEqual(expect.arrayContaining(['run.turn.turnEnd', 'run.stopping']));

@@ -44,7 +44,7 @@ describe('coverage on the inspector chart: the data mapping', () => {
       ['run.completed', 1],
     ]);
     // The same numbers as the report's own.
-    expect(view.summary).toEqual({ runs: 1, states: 32, statesVisited: report.chart.statesCovered, transitions: 82, transitionsTaken: report.chart.transitionsCovered });
+    expect(view.summary).toEqual({ runs: 1, states: 33, statesVisited: report.chart.statesCovered, transitions: 85, transitionsTaken: report.chart.transitionsCovered });
     expect([view.summary.statesVisited, view.summary.transitionsTaken]).toEqual([12, 10]);
     // An edge drawn for two transitions (noToolCalls taken once, replyStops never).
     expect(view.edges.get('run.turn.model->run.turn.turnEnd')).toEqual({
@@ -54,7 +54,7 @@ describe('coverage on the inspector chart: the data mapping', () => {
         { key: 'run.turn.model model.replied#3 [noToolCalls] -> run.turn.turnEnd', count: 1 },
       ],
     });
-    expect(view.edges.get('run.turn.model->run.turn.executing')).toEqual({ count: 1, transitions: [{ key: 'run.turn.model model.replied#4 -> run.turn.executing', count: 1 }] });
+    expect(view.edges.get('run.turn.model->run.turn.executing')).toEqual({ count: 1, transitions: [{ key: 'run.turn.model model.replied#5 -> run.turn.executing', count: 1 }] });
     expect(view.edges.get('run->run.cancelled')).toEqual({
       count: 0,
       transitions: [
@@ -80,9 +80,9 @@ describe('coverage on the inspector chart: the data mapping', () => {
     // Every transition is an edge's or a state's, once.
     const onEdges = new Set([...view.edges.values()].flatMap((e) => e.transitions.map((t) => t.key)));
     const inPlace = [...view.targetless.values()].flat().map((t) => t.key);
-    expect(onEdges.size + inPlace.length).toBe(82);
+    expect(onEdges.size + inPlace.length).toBe(85);
     expect(view.unmatched).toEqual({ states: [], transitions: [] });
-    expect(coverageSummary(view)).toBe('coverage of 1 run: 12 of 32 states visited, 10 of 82 transitions taken');
+    expect(coverageSummary(view)).toBe('coverage of 1 run: 12 of 33 states visited, 10 of 85 transitions taken');
   });
 
   it('names what a report from another chart has that this one does not, and counts the rest', async () => {
@@ -92,7 +92,7 @@ describe('coverage on the inspector chart: the data mapping', () => {
     expect(view.unmatched).toEqual({ states: ['run.gone'], transitions: ['run.gone always#0 -> run.completed'] });
     expect(view.edges.get('run->run.cancelled')!.count).toBe(3);
     expect(coverageSummary(view)).toBe(
-      'coverage of 3 runs: 12 of 32 states visited, 1 of 82 transitions taken (the report names 1 state and 1 transition this chart does not have: it was made with another version of troupe)',
+      'coverage of 3 runs: 12 of 33 states visited, 1 of 85 transitions taken (the report names 1 state and 1 transition this chart does not have: it was made with another version of troupe)',
     );
   });
 

@@ -171,6 +171,9 @@ class PathRun {
       case 'env.endDone':
         open(`end:${c.ends + 1}`);
         break;
+      case 'env.resolve':
+        open(`resolve:${c.turn}`);
+        break;
     }
     await this.flush();
   }

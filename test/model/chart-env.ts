@@ -71,6 +71,8 @@ export const envHandlers = {
   // The plugin's setup returns or throws (gate 'plugins').
   'env.pluginsReady': raise('xstate.done.actor.pluginSetup'),
   'env.pluginSetupThrows': raise('xstate.error.actor.pluginSetup', { error: 'setup broke' }),
+  // The resolveToolCall hook answers for the turn's calls (gate 'resolve:<turn>'), leaving them as they are.
+  'env.resolve': raise('xstate.done.actor.resolve', { output: [] }),
   // The run-end checks (gate 'end'): the guarded profile's guardrail trips; the hooked profile's onRunEnd continues once.
   // The input guardrail decides; in turn.ending the run-end check was only waiting for it.
   'env.guardPass': env((_c, e) => [{ type: 'guardrail.passed' }, ...(e.ending ? [{ type: 'xstate.done.actor.runEnd', output: [] }] : [])]),

@@ -40,6 +40,8 @@ export type EnvEvent =
   /** The main agent's plugin setup returns, or throws. */
   | { type: 'env.pluginsReady' }
   | { type: 'env.pluginSetupThrows' }
+  /** The resolveToolCall hook answers (no rewrite). */
+  | { type: 'env.resolve' }
   | { type: 'env.endDone' }
   /** `ending`: the run-end check was only waiting for the guardrail, so it finishes too. */
   | { type: 'env.guardPass'; ending: boolean }
@@ -130,6 +132,7 @@ export function envEvents(snapshot: ModelSnapshot): EnvEvent[] {
   if (snapshot.matches({ turn: 'checkpoint' }) || snapshot.matches({ stopping: 'checkpoint' }) || snapshot.matches('suspending')) out.push({ type: 'env.storeOk' }, { type: 'env.storeFail' });
   if (snapshot.matches({ turn: 'pluginSetup' })) out.push({ type: 'env.pluginsReady' }, { type: 'env.pluginSetupThrows' });
   if (snapshot.matches({ turn: 'afterTurn' })) out.push({ type: 'env.stopAfterTurn' }, { type: 'env.goOnAfterTurn' }, { type: 'env.afterTurnThrows' });
+  if (snapshot.matches({ turn: { executing: 'resolving' } })) out.push({ type: 'env.resolve' });
   if (snapshot.matches('savingSession')) out.push({ type: 'env.sessionOk' }, { type: 'env.sessionFail' });
   const guarded = (PROFILES[c.profile!] as { inputGuarded?: boolean }).inputGuarded === true;
   if (snapshot.matches('ending') && !(guarded && c.guardPending)) out.push({ type: 'env.endDone' });

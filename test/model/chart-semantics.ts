@@ -255,6 +255,9 @@ export const abstractGuards: Record<string, (args: Args) => boolean> = {
   cancelRequested: ({ context }) => context.cancel,
   replayCompleted: ({ context }) => context.replayCompleted,
   resumeInTurn: ({ context }) => context.resumeInTurn,
+  // resolveToolCall hooks (the resolver profiles' main agent): a reply with calls, and a resumed open turn, go through resolving.
+  resumeInTurnUnresolved: ({ context }) => context.resumeInTurn && profile(context).resolver === true,
+  replyNeedsResolving: ({ context }) => profile(context).resolver === true && context.agent === 'main',
   // Turn start: the turn limit, then the token budget.
   turnLimitReached: ({ context }) => context.turn + 1 > maxTurns(context) || tokensOver(context),
   // The reply's own tokens count: over budget once it is recorded.
@@ -350,6 +353,7 @@ const effects: Record<string, Effect> = {
   // Closing plugins reports no event (a close is called once, after the terminal event).
   closePlugins: () => undefined,
   recordStopAfterTurn: (c, e) => void (c.softStop = e.output === true),
+  applyResolutions: () => undefined,
   failWithAfterTurnError: (c) => void (c.failure ??= 'HookError'),
   recordReply: (c, e) => {
     const reply = (e.output as { reply: ReplyKind }).reply;

@@ -134,6 +134,11 @@ export interface Profile {
    * return (its tools join the agent) or throw (PluginError).
    */
   readonly plugins?: boolean;
+  /**
+   * The main agent has a resolveToolCall hook that leaves every call as it is; the asks of a
+   * turn wait at gate `resolve:<turn>` until a step answers them (the chart's resolving step).
+   */
+  readonly resolver?: boolean;
   /** Not offered to the traversal: only a named test launches it (see run-chart.model.test.ts). */
   readonly explicit?: boolean;
 }
@@ -175,6 +180,9 @@ export const PROFILES = {
   softStop: { stopAfterTurn: true, replies: { 1: ['single', 'terminatePost'], 2: ['text'] } },
   // Plugins: the main agent's plugin is set up once, before its first model request (turn.pluginSetup).
   plugged: { plugins: true, replies: { 1: ['single', 'text'], 2: ['text'] } },
+  // resolveToolCall: a reply's calls are resolved before preflight; a resumed open turn's unfinished call is resolved again.
+  resolving: { resolver: true, replies: { 1: ['pair'], 2: ['text'] } },
+  resumeResolving: { checkpoint: true, stored: 'openTurn', resolver: true, replies: { 2: ['text'] } },
   // handle.suspend() before the first step: the same parking, asked for by the caller.
   suspendedByCaller: { checkpoint: true, suspendEarly: true, replies: { 1: ['gated'] } },
 } as const satisfies Record<string, Profile>;

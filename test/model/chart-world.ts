@@ -257,6 +257,7 @@ export function buildWorld(profile: ProfileName): World {
       : {}),
     // Each turn's ask waits at its own gate; the step answers true, false, or rejects it (the hook throws).
     ...(p.stopAfterTurn ? { shouldStopAfterTurn: async ({ ctx }) => (await gates.wait(`afterTurn:${ctx.turn}`)) === true } : {}),
+    ...(p.resolver ? { resolveToolCall: async (_call, ctx) => void (await gates.wait(`resolve:${ctx.turn}`)) } : {}),
   };
   const agent = new Agent({
     name: 'main', model, tools, handoffs, approvalHandler: ask,

@@ -20,7 +20,7 @@ const unknown = (owner: string, key: string, closest: string, expected: string) 
 
 const AGENT_OPTIONS = 'name, instructions, model, tools, handoffs, approvalHandler, defaultToolRetries, defaultToolTimeoutMs, maxToolOutputChars, toolResultRenderer, toolExecution, settings, hooks, contextPolicy, outputType, inputGuardrails, outputGuardrails, plugins';
 const RUN_OPTIONS = 'maxTurns, budget, signal, context, runId, approvalTimeoutMs, instructions, extra, maxConcurrentToolCalls, steeringMode, checkpoint, session, inspect, tracer, contextPolicy, on';
-const TOOL_OPTIONS = 'name, description, parameters, jsonSchema, execute, parallel, executionMode, needsApproval, retries, timeoutMs, maxOutputChars, resultRenderer, policies, strict';
+const TOOL_OPTIONS = 'name, description, parameters, jsonSchema, execute, parallel, executionMode, needsApproval, retries, timeoutMs, maxOutputChars, resultRenderer, policies, strict, exposeToModel';
 
 describe('closest option name', () => {
   it('is the candidate at the least edit distance (a swap of neighbours costs one), case-insensitive, the first on a tie', () => {
@@ -36,7 +36,7 @@ describe('options objects reject unknown keys', () => {
   it('Agent: a misspelt option, hook or model setting', () => {
     expect(() => new Agent({ name: 'a', model: model(), tool: [] } as never)).toThrow(unknown('Agent option', 'tool', 'tools', AGENT_OPTIONS));
     expect(() => new Agent({ name: 'a', model: model(), hooks: { beforeModelcall: noop } as never })).toThrow(
-      unknown("Agent 'a' hook option", 'beforeModelcall', 'beforeModelCall', 'beforeModelCall, afterModelResponse, beforeToolCall, afterToolCall, shouldStopAfterTurn, onRunEnd'),
+      unknown("Agent 'a' hook option", 'beforeModelcall', 'beforeModelCall', 'resolveToolCall, transformContext, convertToModel, beforeModelCall, afterModelResponse, beforeToolCall, afterToolCall, shouldStopAfterTurn, onRunEnd'),
     );
     expect(() => new Agent({ name: 'a', model: model(), settings: { temprature: 0 } as never })).toThrow(
       unknown("Agent 'a' settings field", 'temprature', 'temperature', 'temperature, maxTokens, parallelToolCalls, providerOptions'),
@@ -47,7 +47,7 @@ describe('options objects reject unknown keys', () => {
   it('tool(), rawTool(), handoff(), agent.asTool(), askHuman(), workspaceTools()', () => {
     expect(() => tool({ name: 't', description: 'd', parameter: z.object({}), execute: noop } as never)).toThrow(unknown('tool option', 'parameter', 'parameters', TOOL_OPTIONS));
     expect(() => rawTool({ name: 't', description: 'd', parameters: { type: 'object' }, execute: noop, validation: 'none' } as never)).toThrow(
-      unknown('rawTool option', 'validation', 'validate', 'name, description, parameters, execute, parallel, executionMode, needsApproval, retries, timeoutMs, maxOutputChars, resultRenderer, policies, validate, source'),
+      unknown('rawTool option', 'validation', 'validate', 'name, description, parameters, execute, parallel, executionMode, needsApproval, retries, timeoutMs, maxOutputChars, resultRenderer, policies, validate, source, exposeToModel'),
     );
     const b = new Agent({ name: 'b', model: model() });
     expect(() => handoff(b, { onHandof: noop } as never)).toThrow(unknown('handoff option', 'onHandof', 'onHandoff', 'name, description, onHandoff, inputFilter'));

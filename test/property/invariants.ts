@@ -5,7 +5,7 @@
  * the run reports) and the allowed failure classes. Call-level checks are in calls.ts.
  */
 import { BudgetExceeded, MaxTurnsExceeded, RunCancelled } from '../../src/index.js';
-import type { Message, RunEvent } from '../../src/index.js';
+import type { Message, RunEvent, ToolResultMessage } from '../../src/index.js';
 import { checkCalls } from './calls.js';
 import { describeSettled, sameSettled, type CaseRecord } from './runner.js';
 import { hasBudget, type AgentPlan } from './scenario.js';
@@ -205,7 +205,7 @@ function checkTranscript(transcript: unknown, v: string[]): void {
   messages.forEach((m, i) => {
     if (m.role !== 'assistant') return;
     const next = messages.findIndex((x, j) => j > i && x.role === 'assistant');
-    const results = messages.slice(i + 1, next === -1 ? undefined : next).filter((x): x is Extract<Message, { role: 'tool' }> => x.role === 'tool');
+    const results = messages.slice(i + 1, next === -1 ? undefined : next).filter((x): x is ToolResultMessage => x.role === 'tool');
     const wanted = m.toolCalls.map((c) => c.id).sort();
     const got = results.map((r) => r.callId).sort();
     if (JSON.stringify(wanted) !== JSON.stringify(got)) v.push(`transcript: assistant message #${i} asked for calls ${JSON.stringify(wanted)}, results follow for ${JSON.stringify(got)}`);

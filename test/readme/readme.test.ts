@@ -75,7 +75,7 @@ describe('README and docs examples', () => {
       'docs/plugins.md › Run event subscribers',
       'docs/server.md › AI SDK UI streams (`useChat`)',
     ]);
-    expect(runnable).toHaveLength(32);
+    expect(runnable).toHaveLength(35);
     expect(new Set(blocks.map((b) => b.key)).size).toBe(blocks.length);
   });
 

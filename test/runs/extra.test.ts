@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Agent, MemoryCheckpointStore, Runner, tool, waitForEvent } from '../../src/index.js';
+import { Agent, MemoryCheckpointStore, MemorySession, Runner, tool, waitForEvent } from '../../src/index.js';
 import { ScriptedModel, call, text } from '../../src/entry/testing.js';
 
 const note = tool({
@@ -50,6 +50,34 @@ describe('ctx.extra', () => {
     await Runner.signal(store, 'e1', 'paid', 'ok');
     await Runner.resume(agent(new ScriptedModel([call('check', {}), text('done')])), { store, runId: 'e1' }, { extra: { v: 2 } }).result();
     expect(seen).toEqual([{ v: 1, notes: ['x'], paying: true }]);
+  });
+
+  it("a session's next run starts with the extra its last run ended with; RunOptions.extra's keys go over it", async () => {
+    const session = new MemorySession();
+    const seen: unknown[] = [];
+    const look = tool({ name: 'look', description: 'd', parameters: z.object({}), execute: (_a, ctx) => (seen.push(structuredClone(ctx.extra)), 'ok') });
+    const agent = (model: ScriptedModel) => new Agent({ name: 'a', model, tools: [note, look] });
+    const first = await Runner.run(agent(new ScriptedModel([call('note', { text: 'a' }), text('one')])), 'go', { session: { store: session, id: 's' }, extra: { user: 'ada' } });
+    const secondModel = new ScriptedModel([call('look', {}), call('note', { text: 'b' }), text('two')]);
+    const second = await Runner.run(agent(secondModel), 'again', { session: { store: session, id: 's' } });
+    await Runner.run(agent(new ScriptedModel([call('look', {}), text('three')])), 'once more', { session: { store: session, id: 's' }, extra: { user: 'bob', plan: 'pro' } });
+    expect(seen).toEqual([
+      { user: 'ada', notes: ['a'] },
+      { user: 'bob', plan: 'pro', notes: ['a', 'b'] },
+    ]);
+    // It travels as the last message of each stored run; it never joins a transcript or a request.
+    const history = session.history('s');
+    expect(history.filter((m) => (m.role as string) === 'troupe.extra')).toEqual([
+      { role: 'troupe.extra', content: '', data: { user: 'ada', notes: ['a'] } },
+      { role: 'troupe.extra', content: '', data: { user: 'ada', notes: ['a', 'b'] } },
+      { role: 'troupe.extra', content: '', data: { user: 'bob', plan: 'pro', notes: ['a', 'b'] } },
+    ]);
+    expect(first.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(second.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+    expect(secondModel.requests[0]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user']);
+    // A run of the session that never touches extra hands it on unchanged.
+    await Runner.run(agent(new ScriptedModel([text('four')])), 'bye', { session: { store: session, id: 's' } });
+    expect(session.history('s').at(-1)).toEqual({ role: 'troupe.extra', content: '', data: { user: 'bob', plan: 'pro', notes: ['a', 'b'] } });
   });
 
   it('a value JSON cannot write fails a durable run with a UserError; a bad option fails it at start', async () => {

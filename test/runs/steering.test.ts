@@ -203,7 +203,9 @@ describe('run input and instructions', () => {
 
   it.each([
     [[], 'Run input must not be an empty array of messages.'],
-    [[{ role: 'robot', content: 'x' }], 'Run input message #1 has an unknown role "robot"; expected system, user, assistant or tool.'],
+    // Any other string is a custom role (test/runs/custom-roles.test.ts); a role that is no string is refused.
+    [[{ role: 7, content: 'x' }], 'Run input message #1 needs a role (system, user, assistant, tool, or a custom role: a non-empty string), got 7.'],
+    [[{ role: 'note', content: 7 }], "Run input message #1: a custom message (role 'note') needs string content."],
     [[{ role: 'user', content: 3 }], 'Run input message #1 (user) needs string content or an array of content parts.'],
     [42, 'Run input must be a string or an array of messages, got number.'],
   ])('rejects input %j with a UserError before anything runs', async (input, message) => {

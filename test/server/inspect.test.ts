@@ -211,6 +211,7 @@ describe('inspection: definitions and sanitising', () => {
       ['on', 'model.replied', 'replyOverBudget', 'run.stopping', ['recordReply', 'stopOverBudget']],
       ['on', 'model.replied', 'replyStops', 'run.turn.turnEnd', ['recordReply', 'closeStoppedCalls']],
       ['on', 'model.replied', 'noToolCalls', 'run.turn.turnEnd', ['recordReply']],
+      ['on', 'model.replied', 'replyNeedsResolving', 'run.turn.executing.resolving', ['recordReply']],
       ['on', 'model.replied', null, 'run.turn.executing', ['recordReply']],
       ['on', 'model.failed', null, 'run.failed', ['failWithModelError']],
     ]);
