@@ -10,7 +10,7 @@ import type { CheckpointEntry, CheckpointHead, StoredRun } from './records.js';
 import { Issue, checkEntry, checkHeadValue, checkMessage, describe, isObj } from './record-checks.js';
 
 /** Version of the checkpoint record format (entries and head) this build writes and the newest it reads. */
-export const CHECKPOINT_SCHEMA_VERSION = 5;
+export const CHECKPOINT_SCHEMA_VERSION = 6;
 /** Version of the session record format (messages per run) this build writes and the newest it reads. */
 export const SESSION_SCHEMA_VERSION = 1;
 

@@ -63,6 +63,6 @@ describe('damaged and newer-schema records (real process, real SQLite)', { timeo
   });
 
   it('a record of a newer schema version gives a UserError naming the upgrade and is left unchanged', async () => {
-    await resumeRefused('newer', `UPDATE troupe_runs SET schema_version = 99 WHERE run_id = 'newer'`, /: run 'newer' uses checkpoint schemaVersion 99, but this version of troupe reads only up to 5; upgrade troupe to load it\./);
+    await resumeRefused('newer', `UPDATE troupe_runs SET schema_version = 99 WHERE run_id = 'newer'`, /: run 'newer' uses checkpoint schemaVersion 99, but this version of troupe reads only up to 6; upgrade troupe to load it\./);
   });
 });

@@ -96,7 +96,7 @@ describe('GET /api/runs: live and stored runs, filter and search', () => {
         { role: 'tool', callId: 'c2', name: 'add', content: '7', isError: false },
         { role: 'assistant', content: 'done', toolCalls: [], agent: 'calc' },
       ]);
-      expect(detail.log).toMatchObject({ unknownEntries: 0, schemaVersion: 5 });
+      expect(detail.log).toMatchObject({ unknownEntries: 0, schemaVersion: 6 });
       expect(detail.log.restoreError).toBeUndefined();
       const failed = (await call(second, 'GET', `/api/runs/${brokenId}`)).json;
       expect(failed).toMatchObject({ status: 'failed', error: { name: 'ScriptExhausted', message: 'ScriptedModel has no reply for request 1: the script has 0 steps.' } });

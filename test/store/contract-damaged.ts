@@ -89,12 +89,12 @@ export function damagedRecordContract(harness: Harness): void {
 
     it('a run of a newer schemaVersion: load, list and append refuse it and write nothing', async () => {
       const run = await storedRun();
-      await run.sql('UPDATE troupe_runs SET schema_version = 6');
-      const message = `${run.where} uses checkpoint schemaVersion 6, but this version of troupe reads only up to 5; upgrade troupe to load it.`;
+      await run.sql('UPDATE troupe_runs SET schema_version = 7');
+      const message = `${run.where} uses checkpoint schemaVersion 7, but this version of troupe reads only up to 6; upgrade troupe to load it.`;
       await expectRejects(() => run.store.load('r1'), UserError, message);
       await expectRejects(() => run.store.list(), UserError, message);
       await expectRejects(() => run.store.append('r1', [turnEnd(1)], head({ turn: 1 })), UserError, message);
-      await run.sql('UPDATE troupe_runs SET schema_version = 5');
+      await run.sql('UPDATE troupe_runs SET schema_version = 6');
       expect((await run.store.list()).map((r) => [r.entries, r.updatedAt])).toEqual([[3, 1002]]);
       await run.sql('UPDATE troupe_runs SET schema_version = 0');
       await expectRejects(() => run.store.load('r1'), UserError, `${run.where} is corrupt: its checkpoint schemaVersion must be a positive integer, got 0.`);

@@ -17,7 +17,7 @@ export function leaseContract(harness: Harness): void {
     const store = await fresh(clock.now);
     expect(await store.claim('r1', 'A', 1000)).toEqual(lease('r1', 'A', 1000));
     await store.append('r1', [input()], head(), { owner: 'A', seq: 0 });
-    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 5, lease: lease('r1', 'A', 1000) });
+    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 6, lease: lease('r1', 'A', 1000) });
     expect((await store.list()).map((r) => r.lease)).toEqual([lease('r1', 'A', 1000)]);
   });
 
@@ -43,7 +43,7 @@ export function leaseContract(harness: Harness): void {
     await expectRejects(() => store.append('r1', [reply(1)], head({ turn: 1 }), { owner: 'A', seq: 1 }), RunLocked, lockedBy('r1', 'B', 2000));
     await expectRejects(() => store.renew('r1', 'A', 1000), RunLocked, lockedBy('r1', 'B', 2000));
     await store.release('r1', 'A');
-    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 5, lease: lease('r1', 'B', 2000) });
+    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 6, lease: lease('r1', 'B', 2000) });
     await store.append('r1', [reply(1)], head({ turn: 1 }), { owner: 'B', seq: 1 });
     expect((await store.load('r1'))?.entries).toEqual([input(), reply(1)]);
   });
@@ -67,7 +67,7 @@ export function leaseContract(harness: Harness): void {
     // Even once B is done and has released, A stays fenced out (no lease, and the log moved on).
     await store.release('r1', 'B');
     await expectRejects(() => store.append('r1', [reply(1)], head({ turn: 1 }), { owner: 'A', seq: 1 }), RunLocked, notLeased('r1', 'A'));
-    expect(await store.load('r1')).toEqual({ entries: [input(), reply(1)], head: head({ turn: 1 }), schemaVersion: 5 });
+    expect(await store.load('r1')).toEqual({ entries: [input(), reply(1)], head: head({ turn: 1 }), schemaVersion: 6 });
   });
 
   it('an expired lease nobody took over still belongs to its owner: it appends and renews', async () => {
@@ -102,7 +102,7 @@ export function leaseContract(harness: Harness): void {
     await store.release('never', 'A');
     expect((await store.load('r1'))?.lease).toEqual(lease('r1', 'A', 100));
     await store.release('r1', 'A');
-    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 5 });
+    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 6 });
     expect(await store.claim('r1', 'B', 100)).toEqual(lease('r1', 'B', 100));
   });
 
@@ -117,7 +117,7 @@ export function leaseContract(harness: Harness): void {
     expect((await store.list()).map((r) => [r.entries, r.updatedAt, r.head.status])).toEqual([[1, 0, 'running']]);
     await store.append('r1', [reply(1), turnEnd(1)], head({ turn: 1 }), { owner: 'A', seq: 1 });
     await store.append('r1', [], head({ turn: 1, status: 'completed' }), { owner: 'A', seq: 3 });
-    expect(await store.load('r1')).toEqual({ entries: [input(), reply(1), turnEnd(1)], head: head({ turn: 1, status: 'completed' }), schemaVersion: 5, lease: lease('r1', 'A', 1000) });
+    expect(await store.load('r1')).toEqual({ entries: [input(), reply(1), turnEnd(1)], head: head({ turn: 1, status: 'completed' }), schemaVersion: 6, lease: lease('r1', 'A', 1000) });
   });
 
   it('same-key concurrent claims from five instances: exactly one wins, the others are told who', async () => {

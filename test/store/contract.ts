@@ -76,7 +76,7 @@ export function checkpointStoreContract(harness: Harness): void {
       expect(await store.load('r1')).toEqual({
         entries: [input('hello'), reply(1, ['c1', 'c2']), result(1, 'c2'), result(1, 'c1'), turnEnd(1)],
         head: { agent: 'a', turn: 1, usage: usage(3), status: 'completed', output: 'done' },
-        schemaVersion: 5,
+        schemaVersion: 6,
       });
     });
 
@@ -85,9 +85,9 @@ export function checkpointStoreContract(harness: Harness): void {
       await store.append('r1', [input()], head());
       const error = { name: 'BudgetExceeded', message: 'tool call count 3 exceeds budget 2' };
       await store.append('r1', [], head({ status: 'failed', error }));
-      expect(await store.load('r1')).toEqual({ entries: [input()], head: head({ status: 'failed', error }), schemaVersion: 5 });
+      expect(await store.load('r1')).toEqual({ entries: [input()], head: head({ status: 'failed', error }), schemaVersion: 6 });
       await store.append('r2', [], head());
-      expect(await store.load('r2')).toEqual({ entries: [], head: head(), schemaVersion: 5 });
+      expect(await store.load('r2')).toEqual({ entries: [], head: head(), schemaVersion: 6 });
     });
 
     it('keeps runs apart and drops optional head fields a later head does not carry', async () => {
@@ -95,8 +95,8 @@ export function checkpointStoreContract(harness: Harness): void {
       await store.append('r1', [input('one')], head({ agent: 'x', output: 'old', error: { name: 'E', message: 'm' } }));
       await store.append('r2', [input('two')], head({ agent: 'y' }));
       await store.append('r1', [reply(1)], head({ agent: 'x', turn: 1 }));
-      expect(await store.load('r1')).toEqual({ entries: [input('one'), reply(1)], head: head({ agent: 'x', turn: 1 }), schemaVersion: 5 });
-      expect(await store.load('r2')).toEqual({ entries: [input('two')], head: head({ agent: 'y' }), schemaVersion: 5 });
+      expect(await store.load('r1')).toEqual({ entries: [input('one'), reply(1)], head: head({ agent: 'x', turn: 1 }), schemaVersion: 6 });
+      expect(await store.load('r2')).toEqual({ entries: [input('two')], head: head({ agent: 'y' }), schemaVersion: 6 });
     });
 
     it('returns a copy of the entry list: changing it does not change the store', async () => {
@@ -132,10 +132,10 @@ export function checkpointStoreContract(harness: Harness): void {
       clock.set(104);
       await store.append('d', [], head({ status: 'suspended' }));
       expect(await store.list()).toEqual([
-        { runId: 'b', schemaVersion: 5, head: head({ turn: 1, status: 'completed', output: 'ok' }), entries: 3, createdAt: 100, updatedAt: 102 },
-        { runId: 'a', schemaVersion: 5, head: head(), entries: 1, createdAt: 101, updatedAt: 101 },
-        { runId: 'c', schemaVersion: 5, head: head({ status: 'cancelled' }), entries: 0, createdAt: 103, updatedAt: 103 },
-        { runId: 'd', schemaVersion: 5, head: head({ status: 'suspended' }), entries: 0, createdAt: 104, updatedAt: 104 },
+        { runId: 'b', schemaVersion: 6, head: head({ turn: 1, status: 'completed', output: 'ok' }), entries: 3, createdAt: 100, updatedAt: 102 },
+        { runId: 'a', schemaVersion: 6, head: head(), entries: 1, createdAt: 101, updatedAt: 101 },
+        { runId: 'c', schemaVersion: 6, head: head({ status: 'cancelled' }), entries: 0, createdAt: 103, updatedAt: 103 },
+        { runId: 'd', schemaVersion: 6, head: head({ status: 'suspended' }), entries: 0, createdAt: 104, updatedAt: 104 },
       ]);
       expect((await store.list({ status: 'running' })).map((r) => r.runId)).toEqual(['a']);
       expect((await store.list({ status: 'suspended' })).map((r) => r.runId)).toEqual(['d']);
@@ -178,14 +178,14 @@ export function checkpointStoreContract(harness: Harness): void {
       ];
       for (const [entries, h, message] of refusals) await expectRejects(() => store.append('r1', entries, h), UserError, `Cannot append to run 'r1': ${message}`);
       await expectRejects(() => store.append('', [input()], head()), UserError, 'A run id must be a non-empty string, got "".');
-      expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 5 });
+      expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 6 });
     });
 
     it('round-trips every entry kind and a suspended head exactly, extra fields included', async () => {
       const store = await fresh();
       await store.append('r1', EVERY_KIND.slice(0, 4), head({ turn: 1, status: 'suspended' }));
       await store.append('r1', EVERY_KIND.slice(4), head({ turn: 1, agent: 'b', status: 'suspended' }));
-      expect(await store.load('r1')).toEqual({ entries: EVERY_KIND, head: head({ turn: 1, agent: 'b', status: 'suspended' }), schemaVersion: 5 });
+      expect(await store.load('r1')).toEqual({ entries: EVERY_KIND, head: head({ turn: 1, agent: 'b', status: 'suspended' }), schemaVersion: 6 });
       expect(JSON.stringify((await store.load('r1'))!.entries)).toBe(JSON.stringify(EVERY_KIND));
     });
 
@@ -193,7 +193,7 @@ export function checkpointStoreContract(harness: Harness): void {
       const store = await fresh();
       await store.append('r1', [input()], head());
       await expectRejects(() => store.append('r1', [turnEnd(1), entry as CheckpointEntry], head({ turn: 1 })), UserError, `Cannot append to run 'r1': entry 2 of this append is invalid: ${issue}.`);
-      expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 5 });
+      expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 6 });
     });
 
     leaseContract(harness);

@@ -17,6 +17,7 @@ import { suspendedRun } from '../fixtures/store-v2.data.js';
 import { editedRun } from '../fixtures/store-v3.data.js';
 import { REPORT_UNTIL, waitingRun } from '../fixtures/store-v4.data.js';
 import { abortedRun } from '../fixtures/store-v5.data.js';
+import { resolvedRun } from '../fixtures/store-v6.data.js';
 import { z } from 'zod';
 import { Agent, Runner, tool, type RunEvent } from '../../src/index.js';
 import { ScriptedModel, text } from '../../src/entry/testing.js';
@@ -267,6 +268,49 @@ describe('version 5 fixtures', () => {
     expect(events.map((e) => e.type)).toEqual(['run_started', 'run_failed']);
     expect((events[1] as Extract<RunEvent, { type: 'run_failed' }>).error.message).toBe("Cannot resume run 'run-aborted': it was aborted (Conversation aborted: the customer left).");
     expect(store.load(abortedRun.runId)!.entries).toEqual(abortedRun.entries);
+    store.close();
+  });
+});
+
+describe('version 6 fixtures', () => {
+  /** A private copy of store-v6.sqlite. */
+  function copyV6(): string {
+    const path = join(tempDir(), 'store-v6.sqlite');
+    copyFileSync(join(fixtures, 'store-v6.sqlite'), path);
+    return path;
+  }
+
+  it('are the committed files, unchanged and without WAL side files', () => {
+    const sha = createHash('sha256').update(readFileSync(join(fixtures, 'store-v6.sqlite'))).digest('hex');
+    expect(sha).toBe('70622f5df34fb568f1df7218bc3568ef24fcff94dd6dd3922d13aad84e57922f');
+    expect(readdirSync(fixtures).filter((name) => name.startsWith('store-v6.sqlite'))).toEqual(['store-v6.sqlite']);
+    expect(readdirSync(join(fixtures, 'checkpoint-v6'))).toEqual(['run-resolved.json']);
+  });
+
+  it('store-v6.sqlite loads the run exactly: custom-role input and steer, resolved results, an approval with a logged deadline denied by it', () => {
+    const store = new SqliteCheckpointStore(copyV6());
+    expect(store.load(resolvedRun.runId)).toEqual({ entries: resolvedRun.entries, head: resolvedRun.head, schemaVersion: 6 });
+    expect(store.list({ status: 'completed' }).map((r) => r.runId)).toEqual([resolvedRun.runId]);
+    store.close();
+  });
+
+  it('checkpoint-v6/run-resolved.json parses exactly and imports byte for byte', () => {
+    const text = readFileSync(join(fixtures, 'checkpoint-v6', 'run-resolved.json'), 'utf8');
+    const parsed = parseRunExport(text, 'run-resolved.json');
+    expect(parsed).toEqual({ format: 'troupe.checkpoint', schemaVersion: 6, runId: resolvedRun.runId, head: resolvedRun.head, entries: resolvedRun.entries });
+    const store = new MemoryCheckpointStore();
+    store.append(parsed.runId, parsed.entries, parsed.head);
+    expect(`${JSON.stringify(exportRun(parsed.runId, store.load(parsed.runId)!), null, 2)}\n`).toBe(text.replace('"schemaVersion": 6,', `"schemaVersion": ${CHECKPOINT_SCHEMA_VERSION},`));
+  });
+
+  it('the completed run replays from the log without calling the model', async () => {
+    const store = new SqliteCheckpointStore(copyV6());
+    const handle = Runner.resume(new Agent({ name: 'desk', model: new ScriptedModel([]) }), { store, runId: resolvedRun.runId });
+    const events: RunEvent[] = [];
+    for await (const event of handle) events.push(event);
+    expect(events.map((e) => e.type)).toEqual(['run_started', 'run_completed']);
+    expect(events[1]).toMatchObject({ output: resolvedRun.head.output });
+    expect(store.load(resolvedRun.runId)!.entries).toEqual(resolvedRun.entries);
     store.close();
   });
 });

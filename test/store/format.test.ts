@@ -6,15 +6,15 @@ import { expectUserError, head, input, reply, result, turnEnd } from './store-he
 
 const doc = () => ({
   format: 'troupe.checkpoint',
-  schemaVersion: 5,
+  schemaVersion: 6,
   runId: 'r1',
   head: head({ turn: 1, status: 'completed', output: 'ok' }),
   entries: [input(), reply(1, ['c1']), result(1, 'c1'), turnEnd(1)] as unknown[],
 });
 
 describe('record format versions', () => {
-  it('are 4 for checkpoints (the waits of calls) and 1 for sessions', () => {
-    expect(CHECKPOINT_SCHEMA_VERSION).toBe(5);
+  it('are 6 for checkpoints (custom roles, resolved calls, approval deadlines) and 1 for sessions', () => {
+    expect(CHECKPOINT_SCHEMA_VERSION).toBe(6);
     expect(SESSION_SCHEMA_VERSION).toBe(1);
   });
 });
@@ -53,8 +53,8 @@ describe('JSON export', () => {
 
   it('refuses a newer schemaVersion with an upgrade hint', () => {
     expectUserError(
-      () => parseRunExport({ ...doc(), schemaVersion: 6 }, 'backup.json'),
-      'backup.json uses checkpoint schemaVersion 6, but this version of troupe reads only up to 5; upgrade troupe to load it.',
+      () => parseRunExport({ ...doc(), schemaVersion: 7 }, 'backup.json'),
+      'backup.json uses checkpoint schemaVersion 7, but this version of troupe reads only up to 6; upgrade troupe to load it.',
     );
   });
 

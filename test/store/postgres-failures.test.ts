@@ -105,7 +105,7 @@ describe(`PostgreSQL stores: unavailable databases and failed writes`, () => {
     } finally {
       await blocker.end();
     }
-    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 5 });
+    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 6 });
     await store.append('r1', [reply(1)], head({ turn: 1 }));
     expect((await store.load('r1'))?.entries).toEqual([input(), reply(1)]);
   });
@@ -133,7 +133,7 @@ describe(`PostgreSQL stores: unavailable databases and failed writes`, () => {
       CREATE TRIGGER boom BEFORE INSERT ON "${schema}".troupe_entries FOR EACH ROW EXECUTE FUNCTION "${schema}".boom();`);
     const error = await rejection(store.append('r1', [reply(1, ['c1']), result(1, 'c1')], head({ turn: 1 })));
     expect([error instanceof pg.DatabaseError, (error as Error).message]).toEqual([true, 'disk says no']);
-    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 5 });
+    expect(await store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 6 });
     await store.append('r1', [reply(1)], head({ turn: 1 }));
     expect((await store.load('r1'))?.entries).toEqual([input(), reply(1)]);
   });

@@ -62,7 +62,7 @@ describe('SqliteCheckpointStore: the file', () => {
       { run_id: 'r1', seq: 3, kind: 'result' },
     ]);
     expect(db.prepare('SELECT run_id, schema_version, agent, turn, status, usage, output, error, entry_count, created_at, updated_at FROM troupe_runs').all()).toEqual([
-      { run_id: 'r1', schema_version: 5, agent: 'a', turn: 1, status: 'running', usage: JSON.stringify(usage(0)), output: null, error: null, entry_count: 3, created_at: 1000, updated_at: 1002 },
+      { run_id: 'r1', schema_version: 6, agent: 'a', turn: 1, status: 'running', usage: JSON.stringify(usage(0)), output: null, error: null, entry_count: 3, created_at: 1000, updated_at: 1002 },
     ]);
     db.close();
   });
@@ -77,7 +77,7 @@ describe('SqliteCheckpointStore: the file', () => {
     expect(again.load('r1')).toEqual({
       entries: [input(), reply(1, ['c1']), result(1, 'c1'), turnEnd(1)],
       head: head({ turn: 1, status: 'completed', output: 'ok' }),
-      schemaVersion: 5,
+      schemaVersion: 6,
     });
     again.close();
   });
@@ -146,7 +146,7 @@ describe('SqliteCheckpointStore: append-only writes', () => {
     db.exec("CREATE TRIGGER boom BEFORE INSERT ON troupe_entries WHEN NEW.seq = 3 BEGIN SELECT RAISE(ABORT, 'disk says no'); END;");
     db.close();
     expect(() => store.append('r1', [reply(1, ['c1']), result(1, 'c1')], head({ turn: 1, usage: usage(5) }))).toThrow('disk says no');
-    expect(store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 5 });
+    expect(store.load('r1')).toEqual({ entries: [input()], head: head(), schemaVersion: 6 });
     store.append('r1', [reply(1)], head({ turn: 1 }));
     expect(store.load('r1')?.entries).toEqual([input(), reply(1)]);
     store.close();
@@ -233,8 +233,8 @@ describe('SqliteCheckpointStore: damaged or newer files are a UserError, never a
 
   it('a run written with a newer schemaVersion: load, list and append refuse it and write nothing', () => {
     const { path, reopen } = storedRun();
-    damage(path, 'UPDATE troupe_runs SET schema_version = 6');
-    const message = `SQLite checkpoint store '${path}': run 'r1' uses checkpoint schemaVersion 6, but this version of troupe reads only up to 5; upgrade troupe to load it.`;
+    damage(path, 'UPDATE troupe_runs SET schema_version = 7');
+    const message = `SQLite checkpoint store '${path}': run 'r1' uses checkpoint schemaVersion 7, but this version of troupe reads only up to 6; upgrade troupe to load it.`;
     const store = reopen();
     expectUserError(() => store.load('r1'), message);
     expectUserError(() => store.list(), message);
