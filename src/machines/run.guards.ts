@@ -63,8 +63,8 @@ export const runGuards = {
     assertEvent(event, 'model.replied');
     return event.output.calls.length === 0;
   },
-  // The agent has resolveToolCall hooks: the reply's calls are resolved before preflight (the resolving step).
-  replyNeedsResolving: ({ context }: RunGuardArgs) => hasHook(context.run.agent, 'resolveToolCall'),
+  // The active agent or one of its plugins has resolveToolCall hooks: the reply's calls are resolved before preflight (the resolving step).
+  replyNeedsResolving: ({ context }: RunGuardArgs) => hasHook(context.run.hookSet, 'resolveToolCall'),
   // ── the tool-call phase ──
   approvalDenied: ({ event }: RunGuardArgs) => {
     assertEvent(event, 'xstate.done.actor.approval');

@@ -45,6 +45,14 @@ describe('resolveToolCall and hidden tools', () => {
     expect(model.requests[1]!.messages[2]).toEqual({ role: 'tool', callId: 'c1', name: 'dispatch', content: '3', isError: false });
   });
 
+  it("a plugin's resolveToolCall hook resolves like the agent's own (hooks follow the active agent's plugins)", async () => {
+    const model = new ScriptedModel([call('dispatch', { tool: 'add', args: { a: 2, b: 5 } }, 'c1'), text('7 it is')]);
+    const agent = new Agent({ name: 'a', model, tools: [dispatch, add], plugins: [{ name: 'router', setup: () => ({ hooks: [{ resolveToolCall: route }] }) }] });
+    const events = await collect(Runner.stream(agent, 'add 2 and 5'));
+    expect(started(events)[0]).toMatchObject({ call: { id: 'c1', name: 'add', arguments: '{"a":2,"b":5}' }, requested: { id: 'c1', name: 'dispatch' } });
+    expect(completed(events)[0]).toMatchObject({ call: { id: 'c1', name: 'add' }, output: '7', isError: false });
+  });
+
   it('a model calling a hidden tool by name gets the unknown-tool error; it never runs', async () => {
     const ran: string[] = [];
     const secret = tool({ name: 'secret', description: 'd', parameters: z.object({}), exposeToModel: false, execute: () => (ran.push('secret'), 'leaked') });
