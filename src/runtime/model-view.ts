@@ -44,7 +44,7 @@ export function needsModelView(state: RunState): boolean {
  */
 export async function modelView(state: RunState): Promise<ModelMessage[]> {
   // The active agent's hooks and its plugins' (a plugin may bring these hooks too).
-  const agent = state.hookSet;
+  const hookSet = state.hookSet;
   const ctx = hookContext(state);
   let messages: readonly Message[] = state.transcript;
   let copied = false;
@@ -54,7 +54,7 @@ export async function modelView(state: RunState): Promise<ModelMessage[]> {
     copied = true;
     return messages;
   };
-  for (const hooks of agent.hooks) {
+  for (const hooks of hookSet.hooks) {
     if (!hooks.transformContext) continue;
     let changed: unknown;
     try {
@@ -68,7 +68,7 @@ export async function modelView(state: RunState): Promise<ModelMessage[]> {
     copied = true;
   }
   let convert: ((messages: readonly Message[], c: typeof ctx) => readonly ModelMessage[] | Promise<readonly ModelMessage[]>) | undefined;
-  for (const hooks of agent.hooks) if (hooks.convertToModel) convert = hooks.convertToModel.bind(hooks);
+  for (const hooks of hookSet.hooks) if (hooks.convertToModel) convert = hooks.convertToModel.bind(hooks);
   if (!convert) return dropCustomMessages(messages);
   let converted: unknown;
   try {

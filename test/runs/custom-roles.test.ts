@@ -118,4 +118,21 @@ describe('custom message roles', () => {
     expect(notedModel.requests.map((r) => r.messages)).toEqual(plainModel.requests.map((r) => r.messages));
     expect(onlyModelRoles(notedModel)).toEqual([]);
   });
+  it("a plugin's transformContext and convertToModel shape the view like the agent's own; the transcript keeps its messages", async () => {
+    const model = new ScriptedModel([text('ok')]);
+    const plugin = {
+      name: 'reminder',
+      setup: () => ({
+        hooks: [
+          {
+            transformContext: (messages: readonly Message[]) => [...messages, { role: 'user' as const, content: 'reminder from the plugin' }],
+            convertToModel: (messages: readonly Message[]) => messages.filter((m) => m.role === 'user' || m.role === 'assistant' || m.role === 'tool'),
+          },
+        ],
+      }),
+    };
+    const result = await Runner.run(new Agent({ name: 'a', model, plugins: [plugin] }), 'hello');
+    expect(result.output).toBe('ok');
+    expect(model.requests[0]!.messages.map((m) => m.content)).toEqual(['hello', 'reminder from the plugin']);
+  });
 });
